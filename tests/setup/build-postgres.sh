@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Builds PostgreSQL MAJOR (15, 17 or 18) from the Debian source package with
+# debug info and USDT probes, into $PGBT_CACHE/pgMAJOR (default
+# /var/cache/pgbt). Cached: a finished build is reused. Prints the install
+# prefix on stdout.
+#
+#   tests/setup/build-postgres.sh 17   ->  /var/cache/pgbt/pg17
+set -euo pipefail
+
+major=${1:?usage: build-postgres.sh MAJOR}
+case "$major" in
+  15) suite=bookworm ;;
+  17) suite=trixie ;;
+  18) suite=sid ;;
+  *) echo "build-postgres: no source suite known for PostgreSQL $major" >&2; exit 2 ;;
+esac
+
+cache=${PGBT_CACHE:-/var/cache/pgbt}
+prefix=$cache/pg$major
+if [ -x "$prefix/bin/postgres" ] && [ -f "$prefix/.pgbt-built" ]; then
+  echo "$prefix"; exit 0
+fi
+
+# A private apt configuration, so the system's sources stay untouched.
+apt_dir=$cache/apt
+mkdir -p "$apt_dir/lists/partial" "$cache/src"
+mirror=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | grep -v security | head -n1)
+[ -n "$mirror" ] || mirror=$(awk '/^deb /{print $2; exit}' /etc/apt/sources.list 2>/dev/null)
+[ -n "$mirror" ] || { echo "build-postgres: no Debian mirror configured in /etc/apt" >&2; exit 1; }
+for s in bookworm trixie sid; do
+  echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $s main"
+done > "$apt_dir/sources.list"
+apt_opts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
+          -o "Dir::State::Lists=$apt_dir/lists" -o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache=)
+
+srcdir=$(ls -d "$cache/src/pg$major"/postgresql-"$major"*/ 2>/dev/null | head -n1 || true)
+if [ -z "$srcdir" ]; then
+  echo "build-postgres: fetching postgresql-$major source ($suite)" >&2
+  [ -n "$(ls "$apt_dir/lists" 2>/dev/null | grep -v partial)" ] || apt-get "${apt_opts[@]}" update -qq >&2
+  mkdir -p "$cache/src/pg$major"
+  (cd "$cache/src/pg$major" && apt-get "${apt_opts[@]}" source -qq --download-only "postgresql-$major/$suite" >&2)
+  orig=$(ls "$cache/src/pg$major"/postgresql-"$major"_*.orig.tar.* | head -n1)
+  tar -C "$cache/src/pg$major" -xf "$orig"
+  srcdir=$(ls -d "$cache/src/pg$major"/postgresql-"$major"*/ | head -n1)
+fi
+
+echo "build-postgres: building $(basename "$srcdir") into $prefix" >&2
+builddir=$cache/build/pg$major
+rm -rf "$builddir" && mkdir -p "$builddir"
+cd "$builddir"
+"$srcdir/configure" --prefix="$prefix" --enable-debug --enable-dtrace --without-icu \
+  CFLAGS="-O2 -g" >configure.log 2>&1 || { tail -20 configure.log >&2; exit 1; }
+make -j"$(nproc)" -s >make.log 2>&1 || { tail -30 make.log >&2; exit 1; }
+make -s install >install.log 2>&1 || { tail -20 install.log >&2; exit 1; }
+basename "$srcdir" > "$prefix/.pgbt-built"
+echo "$prefix"
