@@ -16,7 +16,8 @@ CFLAGS   ?= -O2 -g
 PKGS     := libelf libdw
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lelf -ldw)
-WARN     := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
+# snprintf truncation is how messages are bounded here, not a bug.
+WARN     := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-format-truncation
 ALL_CFLAGS := $(WARN) $(CFLAGS) $(PKG_CFLAGS) -Ilib -DPGBT_VERSION='"$(VERSION)"'
 
 ifeq ($(V),1)
@@ -28,9 +29,9 @@ msg = @printf '  %-6s %s\n' $(1) $(2);
 endif
 
 LIB_SRC  := $(wildcard lib/*.c)
-LIB_OBJ  := $(LIB_SRC:%.c=$(O)/%.o)
+LIB_OBJ  := $(LIB_SRC:%.c=$(O)/%.o) $(O)/lib/embedded.o
 GEN_SRC  := $(wildcard gen/*.c)
-GEN_OBJ  := $(GEN_SRC:%.c=$(O)/%.o) $(O)/gen/embedded.o
+GEN_OBJ  := $(GEN_SRC:%.c=$(O)/%.o)
 TEMPLATES := $(sort $(wildcard scripts/*.bt))
 LAYOUTS  := $(sort $(wildcard lib/layouts/*.layout))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -54,13 +55,13 @@ $(O)/libpgbt.a: $(LIB_OBJ)
 
 # Templates and fallback layouts are compiled into the binary, so a copied
 # pgbt-gen works alone.
-$(O)/gen/embedded.c: gen/embed.sh $(TEMPLATES) $(LAYOUTS) | $(O)
+$(O)/lib/embedded.c: lib/embed.sh $(TEMPLATES) $(LAYOUTS) | $(O)
 	$(call msg,EMBED,$@)
-	$(Q)mkdir -p $(dir $@) && sh gen/embed.sh $(TEMPLATES) $(LAYOUTS) > $@
+	$(Q)mkdir -p $(dir $@) && sh lib/embed.sh $(TEMPLATES) $(LAYOUTS) > $@
 
-$(O)/gen/embedded.o: $(O)/gen/embedded.c
+$(O)/lib/embedded.o: $(O)/lib/embedded.c
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Igen -c -o $@ $<
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(O)/pgbt-gen: $(GEN_OBJ) $(O)/libpgbt.a
 	$(call msg,LINK,$@)

@@ -1,0 +1,72 @@
+/* pgbt-gen: renders a pgbt template into a bpftrace program for the
+ * PostgreSQL server in front of it.
+ *
+ *   pgbt-gen xid-rate | sudo bpftrace -
+ *
+ * The pipeline: choose the target (options.c) -> read its binary and
+ * process (lib/target.c) -> render the template (lib/template.c). On any
+ * error nothing reaches stdout, so `| bpftrace -` never runs half a script. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int render_script(const struct cli *cli)
+{
+	struct pgbt_template tpl;
+	struct pgbt_target target;
+	struct pgbt_needs needs;
+	struct pgbt_err err = { "" };
+	char *out = NULL;
+	int rc = 1;
+
+	if (cli_load_template(cli, cli->script, &tpl, &err) < 0)
+		goto fail_early;
+	for (int i = 0; i < cli->nparams; i++)
+		if (pgbt_template_set_param(&tpl, cli->params[i], &err) < 0)
+			goto fail_template;
+	pgbt_template_needs(&tpl, &needs);
+	if (cli->bin && needs.live) {
+		pgbt_fail(&err, "%s needs a running server ({{ %s }} is an address in its "
+			  "memory); name one with -p PID or -D DATADIR instead of --bin",
+			  tpl.name, needs.live_expr);
+		goto fail_template;
+	}
+	if (cli_open_target(cli, &target, &err) < 0)
+		goto fail_template;
+	if (pgbt_template_render(&tpl, &target, &out, &err) < 0)
+		goto fail_target;
+	if (fputs(out, stdout) == EOF || fflush(stdout) == EOF) {
+		pgbt_fail(&err, "stdout: write failed");
+		goto fail_target;
+	}
+	rc = 0;
+fail_target:
+	pgbt_target_close(&target);
+fail_template:
+	pgbt_template_free(&tpl);
+fail_early:
+	if (rc)
+		fprintf(stderr, "pgbt-gen: %s\n", err.msg);
+	free(out);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli cli;
+	int rc = cli_parse(&cli, argc, argv);
+
+	if (rc >= 0)
+		return rc;   /* --help, --version or a usage error */
+	switch (cli.command) {
+	case CMD_LIST:
+		return cli_list(&cli);
+	case CMD_CHECK_LAYOUTS:
+		return cli_check_layouts(&cli);
+	case CMD_RENDER:
+		return render_script(&cli);
+	}
+	return 2;
+}

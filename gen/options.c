@@ -1,0 +1,118 @@
+/* Parses pgbt-gen's command line. */
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+"Usage: pgbt-gen [TARGET] SCRIPT [NAME=VALUE...]   render SCRIPT to stdout\n"
+"       pgbt-gen list                              the scripts and what they need\n"
+"       pgbt-gen check-layouts --bin PATH          compare the built-in layout\n"
+"                                                  with the DWARF of PATH\n"
+"\n"
+"Renders a bpftrace program fitted to one PostgreSQL server: struct offsets\n"
+"from DWARF (or a built-in layout), USDT probes, symbols and live addresses.\n"
+"\n"
+"TARGET (default: the only running postmaster):\n"
+"  -p, --pid PID          the postmaster or any of its children\n"
+"  -D, --datadir DIR      the server whose data directory is DIR\n"
+"      --bin PATH         offline, from the binary alone (scripts that need\n"
+"                         no live address)\n"
+"Other options:\n"
+"      --scripts-dir DIR  read templates from DIR instead of the built-in ones\n"
+"  -h, --help             this text\n"
+"  -V, --version          pgbt-gen's version\n"
+"\n"
+"Examples:\n"
+"  pgbt-gen list\n"
+"  pgbt-gen xid-rate | sudo bpftrace -\n"
+"  pgbt-gen -D /var/lib/postgresql/15/main xid-events > xid.bt\n"
+"  pgbt-gen -p 4242 oid-consumers interval=10 | sudo bpftrace -\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "pgbt-gen: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "; see pgbt-gen --help\n");
+	return 2;
+}
+
+static int parse_pid(const char *s, pid_t *ret)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (!*s || *end || errno || v <= 0 || v > 4194304)
+		return -1;
+	*ret = (pid_t)v;
+	return 0;
+}
+
+int cli_parse(struct cli *cli, int argc, char **argv)
+{
+	enum { OPT_BIN = 256, OPT_SCRIPTS_DIR };
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "datadir", required_argument, NULL, 'D' },
+		{ "bin", required_argument, NULL, OPT_BIN },
+		{ "scripts-dir", required_argument, NULL, OPT_SCRIPTS_DIR },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, targets = 0;
+
+	memset(cli, 0, sizeof(*cli));
+	while ((c = getopt_long(argc, argv, "p:D:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_pid(optarg, &cli->pid) < 0)
+				return usage_error("-p '%s': not a process ID", optarg);
+			targets++;
+			break;
+		case 'D':
+			cli->datadir = optarg;
+			targets++;
+			break;
+		case OPT_BIN:
+			cli->bin = optarg;
+			targets++;
+			break;
+		case OPT_SCRIPTS_DIR:
+			cli->scripts_dir = optarg;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		case 'V':
+			printf("pgbt-gen %s\n", PGBT_VERSION);
+			return 0;
+		default:
+			return 2;   /* getopt said why */
+		}
+	}
+	if (targets > 1)
+		return usage_error("%s", "-p, -D and --bin choose the target: give one");
+	if (optind >= argc)
+		return usage_error("%s", "no script named (pgbt-gen list shows them)");
+	cli->script = argv[optind++];
+	if (strcmp(cli->script, "list") == 0)
+		cli->command = CMD_LIST;
+	else if (strcmp(cli->script, "check-layouts") == 0)
+		cli->command = CMD_CHECK_LAYOUTS;
+	for (; optind < argc; optind++) {
+		if (cli->command != CMD_RENDER)
+			return usage_error("'%s': this command takes no parameters", argv[optind]);
+		if (cli->nparams == (int)(sizeof(cli->params) / sizeof(cli->params[0])))
+			return usage_error("%s", "too many parameters");
+		cli->params[cli->nparams++] = argv[optind];
+	}
+	if (cli->command == CMD_CHECK_LAYOUTS && !cli->bin)
+		return usage_error("%s", "check-layouts needs --bin PATH");
+	return -1;
+}

@@ -1,0 +1,20 @@
+/* A growable string: rendering appends to it; on allocation failure it
+ * remembers the failure and later appends do nothing. */
+#ifndef PGBT_BUF_H
+#define PGBT_BUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct pgbt_buf {
+	char *s;
+	size_t len, cap;
+	bool oom;
+};
+
+void pgbt_buf_add(struct pgbt_buf *b, const char *s, size_t n);
+void pgbt_buf_printf(struct pgbt_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void pgbt_buf_free(struct pgbt_buf *b);
+
+#endif

@@ -1,0 +1,390 @@
+#include "expr.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ALTS 4
+
+void pgbt_trim(const char *s, size_t n, char *out, size_t outlen)
+{
+	while (n && isspace((unsigned char)*s))
+		s++, n--;
+	while (n && isspace((unsigned char)s[n - 1]))
+		n--;
+	if (n >= outlen)
+		n = outlen - 1;
+	memcpy(out, s, n);
+	out[n] = '\0';
+}
+
+static bool is_ident_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_';
+}
+
+static bool is_ident(const char *s)
+{
+	if (!*s || isdigit((unsigned char)*s))
+		return false;
+	for (; *s; s++)
+		if (!is_ident_char(*s))
+			return false;
+	return true;
+}
+
+/* Splits "(A|B)" or "A" into alternatives; returns their count, 0 if bad. */
+static int split_alts(const char *s, char alts[MAX_ALTS][128])
+{
+	char tmp[512], *save = NULL;
+	size_t len = strlen(s);
+	int n = 0;
+
+	if (s[0] == '(' && len > 2 && s[len - 1] == ')')
+		pgbt_trim(s + 1, len - 2, tmp, sizeof(tmp));
+	else
+		snprintf(tmp, sizeof(tmp), "%s", s);
+	for (char *a = strtok_r(tmp, "|", &save); a; a = strtok_r(NULL, "|", &save)) {
+		if (n == MAX_ALTS)
+			return 0;
+		pgbt_trim(a, strlen(a), alts[n], sizeof(alts[n]));
+		if (!is_ident(alts[n]))
+			return 0;
+		n++;
+	}
+	return n;
+}
+
+/* Adds a provenance entry once per distinct expression. */
+static bool seen(struct pgbt_eval *ev, const char *expr)
+{
+	for (size_t i = 0; i < ev->nseen; i++)
+		if (strcmp(ev->seen[i], expr) == 0)
+			return true;
+	if (ev->nseen < PGBT_MAX_SEEN)
+		ev->seen[ev->nseen++] = strdup(expr);
+	return false;
+}
+
+static const char *param_value(const struct pgbt_template *tpl, const char *name)
+{
+	for (size_t i = 0; i < tpl->nparams; i++)
+		if (strcmp(tpl->params[i].name, name) == 0)
+			return tpl->params[i].set ? tpl->params[i].value : tpl->params[i].def;
+	return NULL;
+}
+
+static int need_live(struct pgbt_eval *ev, const char *expr, struct pgbt_err *err)
+{
+	if (ev->t->pid)
+		return 0;
+	return pgbt_fail(err, "%s: {{ %s }} needs a running server; name one with -p PID "
+			 "or -D DATADIR instead of --bin", ev->tpl->name, expr);
+}
+
+/* "(TransamVariables|ShmemVariableCache)" -> the first the binary has. */
+static int pick_symbol(struct pgbt_eval *ev, const char *spec, char *ret, size_t len,
+		       struct pgbt_err *err)
+{
+	char alts[MAX_ALTS][128], list[600] = "";
+	struct pgbt_sym sym;
+	int n = split_alts(spec, alts);
+
+	if (n == 0)
+		return pgbt_fail(err, "%s: bad symbol name '%s'", ev->tpl->name, spec);
+	for (int i = 0; i < n; i++) {
+		if (pgbt_elf_symbol(ev->t->elf, alts[i], &sym, err) == 0) {
+			snprintf(ret, len, "%s", alts[i]);
+			return 0;
+		}
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "", alts[i]);
+	}
+	return pgbt_fail(err, "%s: no symbol %s in .symtab or .dynsym", ev->t->path, list);
+}
+
+/* The address part of "&NAME", "&NAME.member" and "&NAME->member". */
+static int eval_address(struct pgbt_eval *ev, const char *expr, uint64_t *ret,
+			struct pgbt_buf *how, struct pgbt_err *err)
+{
+	char spec[256], name[128], member[256] = "", type[128], h[PGBT_HOW_LEN], h2[PGBT_HOW_LEN];
+	const char *rest, *end;
+	bool arrow;
+	uint64_t addr, off = 0, size = 0, ptr;
+	int ptrs = 0;
+
+	if (need_live(ev, expr, err) < 0)
+		return -1;
+	/* "&" NAME-or-(A|B), then nothing, "->member" or ".member" */
+	rest = expr + 1;
+	if (*rest == '(')
+		end = strchr(rest, ')') ? strchr(rest, ')') + 1 : rest + strlen(rest);
+	else
+		for (end = rest; is_ident_char(*end); end++)
+			;
+	pgbt_trim(rest, (size_t)(end - rest), spec, sizeof(spec));
+	arrow = strncmp(end, "->", 2) == 0;
+	if (arrow || *end == '.')
+		pgbt_trim(end + (arrow ? 2 : 1), strlen(end + (arrow ? 2 : 1)), member, sizeof(member));
+	else if (*end)
+		return pgbt_fail(err, "%s: cannot understand {{ %s }}", ev->tpl->name, expr);
+
+	if (pick_symbol(ev, spec, name, sizeof(name), err) < 0)
+		return -1;
+	if (pgbt_target_symbol_addr(ev->t, name, &addr, h, err) < 0)
+		return -1;
+	pgbt_buf_printf(how, "//     %s at 0x%" PRIx64 ": %s\n", name, addr, h);
+	if (!member[0]) {
+		*ret = addr;
+		return 0;
+	}
+	if (pgbt_target_var_type(ev->t, name, type, sizeof(type), &ptrs, h, err) < 0)
+		return -1;
+	if (ptrs != (arrow ? 1 : 0))
+		return pgbt_fail(err, "%s: {{ %s }}: %s is %s with %d pointer level(s); use %s",
+				 ev->tpl->name, expr, name, type, ptrs, ptrs ? "->" : ".");
+	if (pgbt_target_member(ev->t, type, member, &off, &size, h2, err) < 0)
+		return -1;
+	if (arrow) {
+		char what[160];
+		snprintf(what, sizeof(what), "%s", name);
+		if (pgbt_target_read_shared_ptr(ev->t, what, addr, off, size, &ptr, h, err) < 0)
+			return -1;
+		pgbt_buf_printf(how, "//     %s (%s *) = 0x%" PRIx64 ": %s\n", name, type, ptr, h);
+		addr = ptr;
+	}
+	pgbt_buf_printf(how, "//     %s.%s at offset %" PRIu64 ", size %" PRIu64 " (%s)\n",
+			type, member, off, size, h2);
+	*ret = addr + off;
+	return 0;
+}
+
+/* offsetof(T, m) and sizeof(T), with T possibly "(A|B)". */
+static int eval_type_fn(struct pgbt_eval *ev, bool is_offsetof, const char *args,
+			uint64_t *ret, char *how, struct pgbt_err *err)
+{
+	char alts[MAX_ALTS][128], typespec[256], member[256] = "";
+	const char *comma = strchr(args, ',');
+	uint64_t size;
+	int n;
+
+	if (is_offsetof && !comma)
+		return pgbt_fail(err, "%s: offsetof needs (TYPE, MEMBER)", ev->tpl->name);
+	pgbt_trim(args, is_offsetof ? (size_t)(comma - args) : strlen(args), typespec, sizeof(typespec));
+	if (is_offsetof)
+		pgbt_trim(comma + 1, strlen(comma + 1), member, sizeof(member));
+	n = split_alts(typespec, alts);
+	if (n == 0)
+		return pgbt_fail(err, "%s: bad type name '%s'", ev->tpl->name, typespec);
+	for (int i = 0; i < n; i++) {
+		int rc = is_offsetof
+			? pgbt_target_member(ev->t, alts[i], member, ret, &size, how, err)
+			: pgbt_target_sizeof(ev->t, alts[i], ret, how, err);
+		if (rc == 0) {
+			if (n > 1)
+				snprintf(how + strlen(how), PGBT_HOW_LEN - strlen(how), ", type %s", alts[i]);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static bool call_args(const char *expr, const char *fn, char *args, size_t len)
+{
+	size_t fl = strlen(fn), el = strlen(expr);
+
+	if (strncmp(expr, fn, fl) != 0 || expr[fl] != '(' || expr[el - 1] != ')')
+		return false;
+	pgbt_trim(expr + fl + 1, el - fl - 2, args, len);
+	return true;
+}
+
+static int eval_builtin(struct pgbt_eval *ev, const char *expr, char *out, size_t outlen,
+			struct pgbt_err *err)
+{
+	if (strcmp(expr, "postmaster.pid") == 0 || strcmp(expr, "datadir") == 0) {
+		if (need_live(ev, expr, err) < 0)
+			return -1;
+		if (expr[0] == 'p')
+			snprintf(out, outlen, "%d", (int)ev->t->pid);
+		else
+			snprintf(out, outlen, "%s", ev->t->datadir);
+		return 0;
+	}
+	if (strcmp(expr, "binary") == 0) {
+		snprintf(out, outlen, "%s", ev->t->path);
+		return 0;
+	}
+	if (strcmp(expr, "major") == 0) {
+		snprintf(out, outlen, "%d", ev->t->major);
+		return 0;
+	}
+	return 1;
+}
+
+static int eval_loop_var(struct pgbt_eval *ev, const char *expr, char *out, size_t outlen)
+{
+	for (size_t i = ev->nloop; i-- > 0;) {
+		size_t nl = strlen(ev->loop[i].name);
+		if (strncmp(expr, ev->loop[i].name, nl) != 0 || expr[nl] != '.')
+			continue;
+		if (strcmp(expr + nl + 1, "name") == 0)
+			snprintf(out, outlen, "%s", ev->loop[i].item->name);
+		else if (strcmp(expr + nl + 1, "value") == 0)
+			snprintf(out, outlen, "%" PRId64, ev->loop[i].item->value);
+		else
+			return 1;
+		return 0;
+	}
+	return 1;
+}
+
+static void format_number(uint64_t v, bool hex, char *out, size_t outlen)
+{
+	snprintf(out, outlen, hex ? "0x%" PRIx64 : "%" PRIu64, v);
+}
+
+int pgbt_eval(struct pgbt_eval *ev, const char *expr_in, char *out, size_t outlen,
+	      struct pgbt_err *err)
+{
+	char expr[512], args[512], how[PGBT_HOW_LEN] = "";
+	struct pgbt_buf detail = {0};
+	uint64_t v;
+	int64_t sv;
+	int rc;
+
+	pgbt_trim(expr_in, strlen(expr_in), expr, sizeof(expr));
+	if (!expr[0])
+		return pgbt_fail(err, "%s: empty {{ }}", ev->tpl->name);
+
+	for (size_t i = 0; i < ev->tpl->nlets; i++) {
+		if (strcmp(ev->tpl->lets[i].name, expr) != 0)
+			continue;
+		if (ev->depth > 8)
+			return pgbt_fail(err, "%s: 'let %s' refers to itself", ev->tpl->name, expr);
+		ev->depth++;
+		rc = pgbt_eval(ev, ev->tpl->lets[i].expr, out, outlen, err);
+		ev->depth--;
+		return rc;
+	}
+	if (expr[0] == '$') {
+		const char *val = param_value(ev->tpl, expr + 1);
+		if (!val)
+			return pgbt_fail(err, "%s: {{ %s }}: no such parameter", ev->tpl->name, expr);
+		snprintf(out, outlen, "%s", val);
+		return 0;
+	}
+	if ((rc = eval_builtin(ev, expr, out, outlen, err)) <= 0)
+		return rc;
+	if ((rc = eval_loop_var(ev, expr, out, outlen)) == 0)
+		return 0;
+
+	if (expr[0] == '&') {
+		rc = eval_address(ev, expr, &v, &detail, err);
+		if (rc == 0) {
+			format_number(v, true, out, outlen);
+			if (!seen(ev, expr)) {
+				pgbt_buf_printf(&ev->prov, "//   %s = %s\n", expr, out);
+				if (detail.s)
+					pgbt_buf_add(&ev->prov, detail.s, detail.len);
+			}
+		}
+		pgbt_buf_free(&detail);
+		return rc;
+	}
+	if (call_args(expr, "offsetof", args, sizeof(args)) ||
+	    call_args(expr, "sizeof", args, sizeof(args))) {
+		if (eval_type_fn(ev, expr[0] == 'o', args, &v, how, err) < 0)
+			return -1;
+		format_number(v, false, out, outlen);
+	} else if (is_ident(expr)) {
+		if (pgbt_target_enumerator(ev->t, expr, &sv, how, err) < 0)
+			return pgbt_fail_prefix(err, "%s: {{ %s }}", ev->tpl->name, expr);
+		snprintf(out, outlen, sv < 0 ? "%" PRId64 : "0x%" PRIx64, sv);
+	} else {
+		return pgbt_fail(err, "%s: cannot understand {{ %s }}", ev->tpl->name, expr);
+	}
+	if (!seen(ev, expr))
+		pgbt_buf_printf(&ev->prov, "//   %s = %s (%s)\n", expr, out, how);
+	return 0;
+}
+
+/* "major >= 17", "$mode == summary" */
+static int eval_compare(struct pgbt_eval *ev, const char *cond, bool *ret, struct pgbt_err *err)
+{
+	static const char *ops[] = { "==", "!=", "<=", ">=", "<", ">" };
+	char lhs[256], rhs[256], lv[256];
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		const char *p = strstr(cond, ops[i]);
+		char *end;
+		long a, b;
+		int c;
+
+		if (!p)
+			continue;
+		pgbt_trim(cond, (size_t)(p - cond), lhs, sizeof(lhs));
+		pgbt_trim(p + strlen(ops[i]), strlen(p + strlen(ops[i])), rhs, sizeof(rhs));
+		if (pgbt_eval(ev, lhs, lv, sizeof(lv), err) < 0)
+			return -1;
+		errno = 0;
+		a = strtol(lv, &end, 0);
+		if (*end || !*lv || (b = strtol(rhs, &end, 0), *end) || errno) {
+			c = strcmp(lv, rhs);     /* not numbers: compare as text */
+		} else {
+			c = (a > b) - (a < b);
+		}
+		switch (i) {
+		case 0: *ret = c == 0; break;
+		case 1: *ret = c != 0; break;
+		case 2: *ret = c <= 0; break;
+		case 3: *ret = c >= 0; break;
+		case 4: *ret = c < 0; break;
+		default: *ret = c > 0; break;
+		}
+		return 0;
+	}
+	return pgbt_fail(err, "%s: cannot understand the condition '%s'", ev->tpl->name, cond);
+}
+
+int pgbt_eval_cond(struct pgbt_eval *ev, const char *cond_in, bool *ret, struct pgbt_err *err)
+{
+	char cond[512], args[256];
+	struct pgbt_sym sym;
+	struct pgbt_err ignored;
+
+	pgbt_trim(cond_in, strlen(cond_in), cond, sizeof(cond));
+	if (cond[0] == '!') {
+		if (pgbt_eval_cond(ev, cond + 1, ret, err) < 0)
+			return -1;
+		*ret = !*ret;
+		return 0;
+	}
+	if (strcmp(cond, "live") == 0) {
+		*ret = ev->t->pid != 0;
+		return 0;
+	}
+	if (call_args(cond, "usdt", args, sizeof(args))) {
+		char *colon = strchr(args, ':');
+		if (!colon)
+			return pgbt_fail(err, "%s: usdt() needs PROVIDER:NAME", ev->tpl->name);
+		*colon = '\0';
+		*ret = pgbt_usdt_find(&ev->t->usdt, args, colon + 1) != NULL;
+		return 0;
+	}
+	if (call_args(cond, "symbol", args, sizeof(args))) {
+		*ret = pgbt_elf_symbol(ev->t->elf, args, &sym, &ignored) == 0;
+		return 0;
+	}
+	return eval_compare(ev, cond, ret, err);
+}
+
+void pgbt_eval_free(struct pgbt_eval *ev)
+{
+	for (size_t i = 0; i < ev->nseen; i++)
+		free(ev->seen[i]);
+	ev->nseen = 0;
+	pgbt_buf_free(&ev->prov);
+}

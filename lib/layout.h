@@ -1,0 +1,58 @@
+/* Built-in layouts: the facts a template may ask about (member offsets,
+ * sizes, a global's type, enumerators), written down per PostgreSQL major
+ * for builds without DWARF. They are data (lib/layouts/MAJOR.layout,
+ * compiled into pgbt-gen) and every fact is checked against the DWARF of a
+ * build of that major by `pgbt-gen check-layouts` in the tests.
+ *
+ * One fact per line, '#' starts a comment:
+ *   major 15
+ *   var ShmemVariableCache VariableCacheData 1      (type, pointer depth)
+ *   member VariableCacheData nextXid 8 8            (offset, size)
+ *   sizeof FullTransactionId 8
+ *   enumerator WAIT_EVENT_PG_SLEEP 0x09000002       (in enum TYPE order)
+ *   enum WaitEventTimeout WAIT_EVENT_BASE_BACKUP_THROTTLE ... (names)
+ */
+#ifndef PGBT_LAYOUT_H
+#define PGBT_LAYOUT_H
+
+#include "dwarf.h"
+#include "err.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum pgbt_fact_kind { FACT_VAR, FACT_MEMBER, FACT_SIZEOF, FACT_ENUMERATOR, FACT_ENUM };
+
+struct pgbt_fact {
+	enum pgbt_fact_kind kind;
+	char type[64];      /* var: its type; member/sizeof/enum: the type */
+	char name[128];     /* var/enumerator: its name; member: the path */
+	uint64_t a, b;      /* var: pointers; member: offset, size; sizeof: size;
+			       enumerator: value (as int64) */
+	char *names;        /* enum: space-separated enumerator names */
+	int line;
+};
+
+struct pgbt_layout {
+	int major;
+	const char *origin;   /* "built-in layout for PostgreSQL 15" */
+	struct pgbt_fact *facts;
+	size_t n;
+};
+
+/* Parses layout text; errors name origin and line. */
+int pgbt_layout_parse(const char *origin, const char *text, size_t len,
+		      struct pgbt_layout *ret, struct pgbt_err *err);
+void pgbt_layout_free(struct pgbt_layout *layout);
+
+const struct pgbt_fact *pgbt_layout_find(const struct pgbt_layout *layout,
+					 enum pgbt_fact_kind kind,
+					 const char *type, const char *name);
+
+/* Compares every fact with DWARF. Appends one line per mismatch to out
+ * (size outlen) and returns the number of mismatches (-1 on error). */
+int pgbt_layout_check(const struct pgbt_layout *layout, struct pgbt_dwarf *dw,
+		      char *out, size_t outlen, size_t *ret_checked,
+		      struct pgbt_err *err);
+
+#endif

@@ -1,0 +1,364 @@
+#include "target.h"
+
+#include "embedded.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The binary: ELF, version, USDT. Shared by the live and offline opens. */
+static int open_binary(struct pgbt_target *t, const char *path, struct pgbt_err *err)
+{
+	if (path != t->path)
+		snprintf(t->path, sizeof(t->path), "%s", path);
+	t->elf = pgbt_elf_open(path, err);
+	if (!t->elf)
+		return -1;
+	if (pgbt_elf_pg_version(t->elf, t->version, sizeof(t->version), &t->major, err) < 0)
+		return -1;
+	return pgbt_usdt_read(t->elf, &t->usdt, err);
+}
+
+static void read_datadir_version(struct pgbt_target *t)
+{
+	char file[PATH_MAX + 16];
+	FILE *f;
+
+	snprintf(file, sizeof(file), "%s/PG_VERSION", t->datadir);
+	f = fopen(file, "r");
+	if (!f)
+		return;
+	if (fgets(t->datadir_version, sizeof(t->datadir_version), f))
+		t->datadir_version[strcspn(t->datadir_version, "\n")] = '\0';
+	fclose(f);
+}
+
+int pgbt_target_open_pid(struct pgbt_target *t, pid_t pid, struct pgbt_err *err)
+{
+	unsigned dev_major, dev_minor;
+	uint64_t inode;
+
+	memset(t, 0, sizeof(*t));
+	t->named_pid = pid;
+	if (!pgbt_proc_exists(pid))
+		return pgbt_fail(err, "process %d: no such process", (int)pid);
+	if (pgbt_proc_postmaster_of(pid, &t->pid, err) < 0)
+		return -1;
+	if (pgbt_proc_exe(t->pid, t->exe, sizeof(t->exe), err) < 0 ||
+	    pgbt_proc_exe_path(t->pid, t->path, sizeof(t->path), err) < 0 ||
+	    pgbt_proc_exe_id(t->pid, &dev_major, &dev_minor, &inode, err) < 0)
+		return -1;
+	/* The postmaster chdirs to its data directory. */
+	if (pgbt_proc_cwd(t->pid, t->datadir, sizeof(t->datadir), err) < 0)
+		return -1;
+	read_datadir_version(t);
+	if (open_binary(t, t->path, err) < 0)
+		return -1;
+	if (pgbt_proc_maps(t->pid, &t->maps, err) < 0)
+		return -1;
+	if (pgbt_maps_load_bias(&t->maps, dev_major, dev_minor, inode,
+				pgbt_elf_load_vaddr(t->elf), &t->bias, err) < 0)
+		return pgbt_fail_prefix(err, "process %d", (int)t->pid);
+	return 0;
+}
+
+int pgbt_target_open_datadir(struct pgbt_target *t, const char *datadir, struct pgbt_err *err)
+{
+	pid_t pid;
+
+	memset(t, 0, sizeof(*t));
+	if (pgbt_datadir_postmaster(datadir, &pid, err) < 0)
+		return -1;
+	return pgbt_target_open_pid(t, pid, err);
+}
+
+int pgbt_target_open_binary(struct pgbt_target *t, const char *path, struct pgbt_err *err)
+{
+	memset(t, 0, sizeof(*t));
+	snprintf(t->exe, sizeof(t->exe), "%s", path);
+	return open_binary(t, path, err);
+}
+
+int pgbt_target_open_default(struct pgbt_target *t, struct pgbt_err *err)
+{
+	pid_t *pids = NULL;
+	size_t n = 0;
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	if (pgbt_proc_postmasters(&pids, &n, err) < 0)
+		return -1;
+	if (n == 1) {
+		rc = pgbt_target_open_pid(t, pids[0], err);
+		free(pids);
+		return rc;
+	}
+	if (n == 0) {
+		free(pids);
+		return pgbt_fail(err, "no running PostgreSQL server found; "
+				 "name one with -p PID, -D DATADIR or --bin PATH");
+	}
+	{
+		char list[768] = "";
+		for (size_t i = 0; i < n; i++) {
+			char dir[PATH_MAX] = "?", item[PATH_MAX + 32];
+			struct pgbt_err ignored;
+			pgbt_proc_cwd(pids[i], dir, sizeof(dir), &ignored);
+			snprintf(item, sizeof(item), "%s%d (%s)", i ? ", " : "", (int)pids[i], dir);
+			strncat(list, item, sizeof(list) - strlen(list) - 1);
+		}
+		free(pids);
+		return pgbt_fail(err, "%zu PostgreSQL servers are running: %s; "
+				 "choose one with -p PID or -D DATADIR", n, list);
+	}
+}
+
+void pgbt_target_close(struct pgbt_target *t)
+{
+	if (t->dwarf)
+		pgbt_dwarf_close(t->dwarf);
+	if (t->has_layout)
+		pgbt_layout_free(&t->layout);
+	pgbt_usdt_free(&t->usdt);
+	pgbt_proc_maps_free(&t->maps);
+	if (t->elf)
+		pgbt_elf_close(t->elf);
+	memset(t, 0, sizeof(*t));
+}
+
+/* Opens DWARF on first use; without it, loads the built-in layout. */
+static void open_types(struct pgbt_target *t)
+{
+	char name[64];
+	struct pgbt_err err;
+
+	if (t->types_opened)
+		return;
+	t->types_opened = true;
+	t->dwarf = pgbt_dwarf_open(t->path, &t->dwarf_err);
+	if (t->dwarf)
+		return;
+	snprintf(name, sizeof(name), "lib/layouts/%d.layout", t->major);
+	for (const struct pgbt_embedded *e = pgbt_embedded_files; e->path; e++) {
+		if (strcmp(e->path, name) != 0)
+			continue;
+		if (pgbt_layout_parse(e->path, e->data, e->len, &t->layout, &err) == 0)
+			t->has_layout = true;
+		else    /* a bug in pgbt's own data: say so rather than hide it */
+			pgbt_fail(&t->dwarf_err, "%s; %s", t->dwarf_err.msg, err.msg);
+	}
+}
+
+static void layouts_known(char *ret, size_t len)
+{
+	size_t used = 0;
+
+	ret[0] = '\0';
+	for (const struct pgbt_embedded *e = pgbt_embedded_files; e->path; e++) {
+		int major;
+		if (sscanf(e->path, "lib/layouts/%d.layout", &major) == 1 && used < len)
+			used += (size_t)snprintf(ret + used, len - used, "%s%d", used ? ", " : "", major);
+	}
+}
+
+void pgbt_target_types_origin(struct pgbt_target *t, char *ret, size_t len)
+{
+	open_types(t);
+	if (t->dwarf)
+		snprintf(ret, len, "DWARF in %s", pgbt_dwarf_source(t->dwarf));
+	else if (t->has_layout)
+		snprintf(ret, len, "pgbt's built-in layout for PostgreSQL %d (%s)",
+			 t->major, t->dwarf_err.msg);
+	else
+		snprintf(ret, len, "none (%s)", t->dwarf_err.msg);
+}
+
+/* Sets *how for a fact and decides between DWARF and the layout:
+ * returns 1 to use DWARF, 0 to use the layout, -1 when neither exists. */
+static int types_source(struct pgbt_target *t, char *how, struct pgbt_err *err)
+{
+	char known[128];
+
+	open_types(t);
+	if (t->dwarf) {
+		snprintf(how, PGBT_HOW_LEN, "DWARF");
+		return 1;
+	}
+	if (t->has_layout) {
+		snprintf(how, PGBT_HOW_LEN, "built-in layout for PostgreSQL %d", t->major);
+		return 0;
+	}
+	layouts_known(known, sizeof(known));
+	return pgbt_fail(err, "%s (PostgreSQL %d), and pgbt has no built-in layout for "
+			 "PostgreSQL %d (it has %s); install the server's debug symbols "
+			 "or set DEBUGINFOD_URLS", t->dwarf_err.msg, t->major, t->major, known);
+}
+
+static int layout_missing(struct pgbt_target *t, const char *what, struct pgbt_err *err)
+{
+	return pgbt_fail(err, "%s: no DWARF debug info, and pgbt's built-in layout for "
+			 "PostgreSQL %d has no %s; install the server's debug symbols",
+			 t->path, t->major, what);
+}
+
+int pgbt_target_member(struct pgbt_target *t, const char *type, const char *member,
+		       uint64_t *ret_off, uint64_t *ret_size, char *how, struct pgbt_err *err)
+{
+	const struct pgbt_fact *f;
+	char what[256];
+	int src = types_source(t, how, err);
+
+	if (src < 0)
+		return -1;
+	if (src)
+		return pgbt_dwarf_member(t->dwarf, type, member, ret_off, ret_size, err);
+	f = pgbt_layout_find(&t->layout, FACT_MEMBER, type, member);
+	if (!f) {
+		snprintf(what, sizeof(what), "member %s.%s", type, member);
+		return layout_missing(t, what, err);
+	}
+	*ret_off = f->a;
+	*ret_size = f->b;
+	return 0;
+}
+
+int pgbt_target_sizeof(struct pgbt_target *t, const char *type, uint64_t *ret_size,
+		       char *how, struct pgbt_err *err)
+{
+	const struct pgbt_fact *f;
+	char what[256];
+	int src = types_source(t, how, err);
+
+	if (src < 0)
+		return -1;
+	if (src)
+		return pgbt_dwarf_sizeof(t->dwarf, type, ret_size, err);
+	f = pgbt_layout_find(&t->layout, FACT_SIZEOF, type, NULL);
+	if (!f) {
+		snprintf(what, sizeof(what), "sizeof(%s)", type);
+		return layout_missing(t, what, err);
+	}
+	*ret_size = f->a;
+	return 0;
+}
+
+int pgbt_target_var_type(struct pgbt_target *t, const char *var, char *ret_type,
+			 size_t len, int *ret_pointers, char *how, struct pgbt_err *err)
+{
+	const struct pgbt_fact *f;
+	char what[256];
+	int src = types_source(t, how, err);
+
+	if (src < 0)
+		return -1;
+	if (src)
+		return pgbt_dwarf_var_type(t->dwarf, var, ret_type, len, ret_pointers, err);
+	f = pgbt_layout_find(&t->layout, FACT_VAR, NULL, var);
+	if (!f) {
+		snprintf(what, sizeof(what), "type for the global %s", var);
+		return layout_missing(t, what, err);
+	}
+	snprintf(ret_type, len, "%s", f->type);
+	*ret_pointers = (int)f->a;
+	return 0;
+}
+
+int pgbt_target_enumerator(struct pgbt_target *t, const char *name, int64_t *ret,
+			   char *how, struct pgbt_err *err)
+{
+	const struct pgbt_fact *f;
+	char what[256];
+	int src = types_source(t, how, err);
+
+	if (src < 0)
+		return -1;
+	if (src)
+		return pgbt_dwarf_enumerator(t->dwarf, name, ret, err);
+	f = pgbt_layout_find(&t->layout, FACT_ENUMERATOR, NULL, name);
+	if (!f) {
+		snprintf(what, sizeof(what), "enumerator %s", name);
+		return layout_missing(t, what, err);
+	}
+	*ret = (int64_t)f->a;
+	return 0;
+}
+
+int pgbt_target_enum(struct pgbt_target *t, const char *name,
+		     struct pgbt_enumerator **ret, size_t *ret_n, char *how,
+		     struct pgbt_err *err)
+{
+	const struct pgbt_fact *f;
+	struct pgbt_enumerator *e = NULL;
+	size_t n = 0;
+	char what[256], *names, *save = NULL;
+	int src = types_source(t, how, err);
+
+	if (src < 0)
+		return -1;
+	if (src)
+		return pgbt_dwarf_enum(t->dwarf, name, ret, ret_n, err);
+	f = pgbt_layout_find(&t->layout, FACT_ENUM, name, NULL);
+	if (!f) {
+		snprintf(what, sizeof(what), "enum %s", name);
+		return layout_missing(t, what, err);
+	}
+	names = strdup(f->names);
+	for (char *tok = strtok_r(names, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+		const struct pgbt_fact *v = pgbt_layout_find(&t->layout, FACT_ENUMERATOR, NULL, tok);
+		struct pgbt_enumerator *ne = realloc(e, (n + 1) * sizeof(*e));
+		if (!ne || !v) {
+			free(names);
+			free(ne ? ne : e);
+			snprintf(what, sizeof(what), "value for enumerator %s", tok);
+			return layout_missing(t, what, err);
+		}
+		e = ne;
+		snprintf(e[n].name, sizeof(e[n].name), "%s", tok);
+		e[n++].value = (int64_t)v->a;
+	}
+	free(names);
+	*ret = e;
+	*ret_n = n;
+	return 0;
+}
+
+int pgbt_target_symbol_addr(struct pgbt_target *t, const char *name, uint64_t *ret,
+			    char *how, struct pgbt_err *err)
+{
+	struct pgbt_sym sym;
+
+	if (pgbt_elf_symbol(t->elf, name, &sym, err) < 0)
+		return -1;
+	*ret = sym.value + t->bias;
+	snprintf(how, PGBT_HOW_LEN, "%s value 0x%" PRIx64 " + load bias 0x%" PRIx64
+		 " (/proc/%d/maps)", sym.table, sym.value, t->bias, (int)t->pid);
+	return 0;
+}
+
+int pgbt_target_read_shared_ptr(struct pgbt_target *t, const char *what, uint64_t addr,
+				uint64_t off, uint64_t size, uint64_t *ret, char *how,
+				struct pgbt_err *err)
+{
+	const struct pgbt_map *m;
+	uint64_t ptr;
+
+	if (pgbt_proc_read(t->pid, addr, &ptr, sizeof(ptr), err) < 0)
+		return -1;
+	if (ptr == 0)
+		return pgbt_fail(err, "process %d: %s is NULL (server still starting up?)",
+				 (int)t->pid, what);
+	m = pgbt_maps_find(&t->maps, ptr);
+	if (!m || m->perms[3] != 's')
+		return pgbt_fail(err, "process %d: %s = 0x%" PRIx64 " is not in a shared mapping "
+				 "of the process, so it would not be the same in every backend",
+				 (int)t->pid, what, ptr);
+	if (ptr + off + size > m->end)
+		return pgbt_fail(err, "process %d: %s = 0x%" PRIx64 " + %" PRIu64
+				 " runs past its shared mapping", (int)t->pid, what, ptr, off);
+	*ret = ptr;
+	snprintf(how, PGBT_HOW_LEN, "read 0x%" PRIx64 " from /proc/%d/mem, in shared mapping "
+		 "%" PRIx64 "-%" PRIx64 " %s", ptr, (int)t->pid, m->start, m->end,
+		 m->path[0] ? m->path : "[anon]");
+	return 0;
+}

@@ -1,0 +1,499 @@
+#include "template.h"
+
+#include "buf.h"
+#include "expr.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DIRECTIVE "//@"
+#define PROVENANCE_MARK "\001"
+
+/* ---- parsing ---------------------------------------------------------- */
+
+static int parse_type(struct pgbt_param *p, const char *type)
+{
+	char *end;
+
+	if (strcmp(type, "ident") == 0) {
+		p->type = PARAM_IDENT;
+		return 0;
+	}
+	if (strncmp(type, "choice:", 7) == 0 && type[7]) {
+		p->type = PARAM_CHOICE;
+		snprintf(p->choices, sizeof(p->choices), "%s", type + 7);
+		return 0;
+	}
+	if (strncmp(type, "int:", 4) == 0) {
+		p->type = PARAM_INT;
+		errno = 0;
+		p->min = strtol(type + 4, &end, 10);
+		if (strncmp(end, "..", 2) != 0)
+			return -1;
+		p->max = strtol(end + 2, &end, 10);
+		return (*end || errno || p->min > p->max) ? -1 : 0;
+	}
+	return -1;
+}
+
+/* Checks a value against its parameter's type. These checks are what
+ * keeps user input from becoming bpftrace code. */
+static int check_value(const struct pgbt_template *tpl, const struct pgbt_param *p,
+		       const char *v, struct pgbt_err *err)
+{
+	char *end;
+	long n;
+
+	switch (p->type) {
+	case PARAM_INT:
+		errno = 0;
+		n = strtol(v, &end, 10);
+		if (!*v || *end || errno || !(isdigit((unsigned char)v[0]) || v[0] == '-') ||
+		    n < p->min || n > p->max)
+			return pgbt_fail(err, "%s: %s='%s': not an integer in %ld..%ld",
+					 tpl->name, p->name, v, p->min, p->max);
+		return 0;
+	case PARAM_CHOICE: {
+		size_t vl = strlen(v);
+		for (const char *c = p->choices; *c;) {
+			size_t cl = strcspn(c, "|");
+			if (cl == vl && strncmp(c, v, vl) == 0 && vl)
+				return 0;
+			c += cl + (c[cl] == '|');
+		}
+		return pgbt_fail(err, "%s: %s='%s': not one of %s", tpl->name, p->name, v,
+				 p->choices);
+	}
+	case PARAM_IDENT:
+		if (*v && !isdigit((unsigned char)*v) && strlen(v) < 64 &&
+		    strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == strlen(v))
+			return 0;
+		return pgbt_fail(err, "%s: %s='%s': not a name (letters, digits, '_')",
+				 tpl->name, p->name, v);
+	}
+	return -1;
+}
+
+static int parse_param(struct pgbt_template *tpl, char *args, struct pgbt_err *err)
+{
+	struct pgbt_param *p;
+	char name[64], type[300], def[64];
+	int used = 0;
+
+	if (tpl->nparams == PGBT_MAX_PARAMS)
+		return -1;
+	p = &tpl->params[tpl->nparams];
+	memset(p, 0, sizeof(*p));
+	if (sscanf(args, "%63s %299s %63s %n", name, type, def, &used) < 3 || !used)
+		return -1;
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	snprintf(p->def, sizeof(p->def), "%s", def);
+	snprintf(p->desc, sizeof(p->desc), "%s", args + used);
+	p->desc[strcspn(p->desc, "\n")] = '\0';
+	if (parse_type(p, type) < 0 || check_value(tpl, p, p->def, err) < 0)
+		return -1;
+	tpl->nparams++;
+	return 0;
+}
+
+static int parse_let(struct pgbt_template *tpl, char *args)
+{
+	struct pgbt_let *l;
+	char *eq = strchr(args, '=');
+
+	if (!eq || tpl->nlets == PGBT_MAX_LETS)
+		return -1;
+	l = &tpl->lets[tpl->nlets];
+	pgbt_trim(args, (size_t)(eq - args), l->name, sizeof(l->name));
+	pgbt_trim(eq + 1, strlen(eq + 1), l->expr, sizeof(l->expr));
+	if (!l->name[0] || !l->expr[0])
+		return -1;
+	tpl->nlets++;
+	return 0;
+}
+
+/* " * xid-rate<TAB>summary" in the header comment gives the summary. */
+static void parse_summary_line(struct pgbt_template *tpl, const char *line)
+{
+	size_t nl = strlen(tpl->name);
+
+	if (tpl->summary[0] || strncmp(line, " * ", 3) != 0)
+		return;
+	line += 3;
+	if (strncmp(line, tpl->name, nl) != 0 || !isspace((unsigned char)line[nl]))
+		return;
+	pgbt_trim(line + nl, strlen(line + nl), tpl->summary, sizeof(tpl->summary));
+}
+
+int pgbt_template_parse(const char *name, const char *origin, const char *text,
+			size_t len, struct pgbt_template *ret, struct pgbt_err *err)
+{
+	const char *p = text, *end = text + len;
+	int lineno = 0;
+
+	memset(ret, 0, sizeof(*ret));
+	snprintf(ret->name, sizeof(ret->name), "%s", name);
+	snprintf(ret->origin, sizeof(ret->origin), "%s", origin);
+	ret->text = malloc(len + 1);
+	if (!ret->text)
+		return pgbt_fail(err, "%s: out of memory", origin);
+	memcpy(ret->text, text, len);
+	ret->text[len] = '\0';
+	ret->len = len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		char line[1024], *args;
+		struct pgbt_err perr = { "" };
+
+		lineno++;
+		memcpy(line, p, l < sizeof(line) ? l : sizeof(line) - 1);
+		line[l < sizeof(line) ? l : sizeof(line) - 1] = '\0';
+		p += l + 1;
+		parse_summary_line(ret, line);
+		if (strncmp(line, DIRECTIVE, strlen(DIRECTIVE)) != 0)
+			continue;
+		args = line + strlen(DIRECTIVE);
+		while (*args == ' ')
+			args++;
+		if (strncmp(args, "param ", 6) == 0 && parse_param(ret, args + 6, &perr) == 0)
+			continue;
+		if (strncmp(args, "let ", 4) == 0 && parse_let(ret, args + 4) == 0)
+			continue;
+		pgbt_template_free(ret);
+		return pgbt_fail(err, "%s:%d: bad directive%s%s", origin, lineno,
+				 perr.msg[0] ? ": " : "", perr.msg);
+	}
+	if (!ret->summary[0]) {
+		pgbt_template_free(ret);
+		return pgbt_fail(err, "%s: no header line \" * %s<TAB>summary\"", origin, name);
+	}
+	return 0;
+}
+
+void pgbt_template_free(struct pgbt_template *tpl)
+{
+	free(tpl->text);
+	tpl->text = NULL;
+}
+
+int pgbt_template_set_param(struct pgbt_template *tpl, const char *assignment,
+			    struct pgbt_err *err)
+{
+	const char *eq = strchr(assignment, '=');
+	char names[512] = "";
+
+	for (size_t i = 0; i < tpl->nparams && eq; i++) {
+		struct pgbt_param *p = &tpl->params[i];
+		if (strlen(p->name) != (size_t)(eq - assignment) ||
+		    strncmp(p->name, assignment, (size_t)(eq - assignment)) != 0)
+			continue;
+		if (check_value(tpl, p, eq + 1, err) < 0)
+			return -1;
+		snprintf(p->value, sizeof(p->value), "%s", eq + 1);
+		p->set = true;
+		return 0;
+	}
+	for (size_t i = 0; i < tpl->nparams; i++)
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+			 i ? ", " : "", tpl->params[i].name);
+	if (!eq)
+		return pgbt_fail(err, "%s: '%s' is not NAME=VALUE (parameters: %s)", tpl->name,
+				 assignment, tpl->nparams ? names : "none");
+	return pgbt_fail(err, "%s: no parameter '%.*s' (it has: %s)", tpl->name,
+			 (int)(eq - assignment), assignment, tpl->nparams ? names : "none");
+}
+
+/* ---- requirements ----------------------------------------------------- */
+
+static void needs_of(const struct pgbt_template *tpl, const char *e, struct pgbt_needs *n, int depth)
+{
+	while (*e == ' ')
+		e++;
+	if (strncmp(e, "if ", 3) == 0) {
+		if (strstr(e, "usdt("))
+			n->usdt = true;
+		return;
+	}
+	if (strncmp(e, "for ", 4) == 0) {
+		n->types = true;
+		return;
+	}
+	for (size_t i = 0; i < tpl->nlets && depth < 8; i++) {
+		size_t l = strlen(tpl->lets[i].name);
+		if (strncmp(e, tpl->lets[i].name, l) == 0 && (e[l] == ' ' || !e[l])) {
+			needs_of(tpl, tpl->lets[i].expr, n, depth + 1);
+			return;
+		}
+	}
+	if (e[0] == '&' || strncmp(e, "postmaster.pid", 14) == 0 || strncmp(e, "datadir", 7) == 0) {
+		if (!n->live)
+			pgbt_trim(e, strcspn(e, "}"), n->live_expr, sizeof(n->live_expr));
+		n->live = true;
+	}
+	if (e[0] == '&' && strpbrk(e, ".-"))
+		n->types = true;
+	if (strncmp(e, "offsetof(", 9) == 0 || strncmp(e, "sizeof(", 7) == 0 ||
+	    (isupper((unsigned char)e[0]) && !strchr(e, '.')))
+		n->types = true;
+}
+
+void pgbt_template_needs(const struct pgbt_template *tpl, struct pgbt_needs *ret)
+{
+	const char *p = tpl->text;
+
+	memset(ret, 0, sizeof(*ret));
+	while ((p = strstr(p, "{{"))) {
+		const char *close = strstr(p + 2, "}}");
+		char inner[512];
+		if (!close)
+			break;
+		pgbt_trim(p + 2, (size_t)(close - p - 2), inner, sizeof(inner));
+		needs_of(tpl, inner, ret, 0);
+		p = close + 2;
+	}
+}
+
+/* ---- rendering -------------------------------------------------------- */
+
+struct render {
+	struct pgbt_eval ev;
+	const char *text;       /* start of the template, for line numbers */
+	bool marked;            /* provenance mark emitted */
+};
+
+static int line_of(const struct render *r, const char *at)
+{
+	int line = 1;
+	for (const char *p = r->text; p < at; p++)
+		line += *p == '\n';
+	return line;
+}
+
+/* Copies literal text, dropping "//@" lines; the first becomes the mark
+ * where the provenance block goes. */
+static void emit_literal(struct render *r, struct pgbt_buf *out, const char *p, const char *e)
+{
+	while (p < e) {
+		const char *nl = memchr(p, '\n', (size_t)(e - p));
+		const char *next = nl ? nl + 1 : e;
+		bool line_start = p == r->text || p[-1] == '\n';
+
+		if (line_start && (size_t)(e - p) >= strlen(DIRECTIVE) &&
+		    strncmp(p, DIRECTIVE, strlen(DIRECTIVE)) == 0) {
+			if (!r->marked)
+				pgbt_buf_add(out, PROVENANCE_MARK "\n", 2);
+			r->marked = true;
+		} else {
+			pgbt_buf_add(out, p, (size_t)(next - p));
+		}
+		p = next;
+	}
+}
+
+struct tag {
+	const char *open, *close;   /* "{{" and just after "}}" */
+	const char *from, *to;      /* the span to drop: the whole line when
+				       the tag stands alone on it */
+	char inner[512];
+};
+
+/* The next {{ }} in [p, e). text is the template's start, to look behind p. */
+static bool next_tag(const char *text, const char *p, const char *e, struct tag *t)
+{
+	const char *q = p < e ? memmem(p, (size_t)(e - p), "{{", 2) : NULL;
+	const char *c = q ? memmem(q + 2, (size_t)(e - q - 2), "}}", 2) : NULL;
+	const char *ls, *le;
+
+	if (!c)
+		return false;
+	t->open = t->from = q;
+	t->close = t->to = c + 2;
+	pgbt_trim(q + 2, (size_t)(c - q - 2), t->inner, sizeof(t->inner));
+	/* a tag alone on its line takes the line with it */
+	for (ls = q; ls > p && (ls[-1] == ' ' || ls[-1] == '\t'); ls--)
+		;
+	for (le = t->close; le < e && (*le == ' ' || *le == '\t'); le++)
+		;
+	if ((ls == text || ls[-1] == '\n') && (le == e || *le == '\n')) {
+		t->from = ls;
+		t->to = le < e ? le + 1 : le;
+	}
+	return true;
+}
+
+static bool is_block(const char *inner, const char *kw)
+{
+	size_t l = strlen(kw);
+	return strncmp(inner, kw, l) == 0 && (inner[l] == '\0' || inner[l] == ' ');
+}
+
+/* From p, finds the {{else}} (if any) and {{end}} matching an open block. */
+static int find_end(struct render *r, const char *p, const char *e, const char *open,
+		    struct tag *els, struct tag *end, struct pgbt_err *err)
+{
+	struct tag t;
+	int depth = 0;
+
+	els->open = NULL;
+	while (next_tag(r->text, p, e, &t)) {
+		if (is_block(t.inner, "if") || is_block(t.inner, "for"))
+			depth++;
+		else if (is_block(t.inner, "end") && depth-- == 0) {
+			*end = t;
+			return 0;
+		} else if (is_block(t.inner, "else") && depth == 0)
+			*els = t;
+		p = t.close;
+	}
+	return pgbt_fail(err, "%s:%d: {{ %.40s }} has no {{end}}", r->ev.tpl->name,
+			 line_of(r, open), open + 2);
+}
+
+static int render(struct render *r, const char *p, const char *e, struct pgbt_buf *out,
+		  struct pgbt_err *err);
+
+static int render_for(struct render *r, const struct tag *t, const struct tag *end,
+		      struct pgbt_buf *out, struct pgbt_err *err)
+{
+	char var[32], what[256], how[PGBT_HOW_LEN];
+	struct pgbt_enumerator *items = NULL;
+	size_t n = 0;
+	int used = 0, rc = 0;
+
+	if (sscanf(t->inner, "for %31s in enum(%255[^)]) %n", var, what, &used) != 2 ||
+	    r->ev.nloop == sizeof(r->ev.loop) / sizeof(r->ev.loop[0]))
+		return pgbt_fail(err, "%s:%d: cannot understand {{ %s }} (want: for X in enum(TYPE))",
+				 r->ev.tpl->name, line_of(r, t->open), t->inner);
+	if (pgbt_target_enum(r->ev.t, what, &items, &n, how, err) < 0)
+		return pgbt_fail_prefix(err, "%s:%d", r->ev.tpl->name, line_of(r, t->open));
+	pgbt_buf_printf(&r->ev.prov, "//   enum(%s): %zu names (%s)\n", what, n, how);
+	snprintf(r->ev.loop[r->ev.nloop].name, sizeof(r->ev.loop[0].name), "%s", var);
+	r->ev.nloop++;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		r->ev.loop[r->ev.nloop - 1].item = &items[i];
+		rc = render(r, t->to, end->from, out, err);
+	}
+	r->ev.nloop--;
+	free(items);
+	return rc;
+}
+
+static int render(struct render *r, const char *p, const char *e, struct pgbt_buf *out,
+		  struct pgbt_err *err)
+{
+	struct tag t, els, end = {0};
+	char value[512];
+	bool cond;
+
+	while (p < e && next_tag(r->text, p, e, &t)) {
+		if (is_block(t.inner, "if") || is_block(t.inner, "for")) {
+			emit_literal(r, out, p, t.from);
+			if (find_end(r, t.to, e, t.open, &els, &end, err) < 0)
+				return -1;
+			if (is_block(t.inner, "for")) {
+				if (render_for(r, &t, &end, out, err) < 0)
+					return -1;
+			} else {
+				if (pgbt_eval_cond(&r->ev, t.inner + 3, &cond, err) < 0)
+					return pgbt_fail_prefix(err, "line %d", line_of(r, t.open));
+				if (cond && render(r, t.to, els.open ? els.from : end.from, out, err) < 0)
+					return -1;
+				if (!cond && els.open && render(r, els.to, end.from, out, err) < 0)
+					return -1;
+			}
+			p = end.to;
+			continue;
+		}
+		if (is_block(t.inner, "else") || is_block(t.inner, "end"))
+			return pgbt_fail(err, "%s:%d: {{%s}} without {{if}} or {{for}}",
+					 r->ev.tpl->name, line_of(r, t.open), t.inner);
+		emit_literal(r, out, p, t.open);
+		if (pgbt_eval(&r->ev, t.inner, value, sizeof(value), err) < 0)
+			return -1;
+		pgbt_buf_add(out, value, strlen(value));
+		p = t.close;
+	}
+	emit_literal(r, out, p, e);
+	return 0;
+}
+
+static void provenance(struct render *r, struct pgbt_buf *b)
+{
+	struct pgbt_target *t = r->ev.t;
+	const struct pgbt_template *tpl = r->ev.tpl;
+	char types[2048];
+
+	pgbt_buf_printf(b, "// Rendered by pgbt-gen %s from %s (%s).\n", PGBT_VERSION,
+			tpl->name, tpl->origin);
+	pgbt_buf_printf(b, "// binary:     %s\n", t->path);
+	if (strcmp(t->path, t->exe) != 0)
+		pgbt_buf_printf(b, "//             (%s inside the process's root)\n", t->exe);
+	pgbt_buf_printf(b, "// build-id:   %s\n", pgbt_elf_build_id(t->elf)[0] ? pgbt_elf_build_id(t->elf) : "none");
+	pgbt_buf_printf(b, "// version:    %s\n", t->version);
+	if (t->pid) {
+		pgbt_buf_printf(b, "// postmaster: PID %d", (int)t->pid);
+		if (t->named_pid && t->named_pid != t->pid)
+			pgbt_buf_printf(b, " (parent of the named PID %d)", (int)t->named_pid);
+		pgbt_buf_printf(b, ", data directory %s", t->datadir);
+		if (t->datadir_version[0])
+			pgbt_buf_printf(b, " (PG_VERSION %s)", t->datadir_version);
+		pgbt_buf_printf(b, "\n");
+	} else {
+		pgbt_buf_printf(b, "// postmaster: none (rendered offline from the binary)\n");
+	}
+	if (t->types_opened) {
+		pgbt_target_types_origin(t, types, sizeof(types));
+		pgbt_buf_printf(b, "// types:      %s\n", types);
+	}
+	pgbt_buf_printf(b, "// USDT:       %zu probe sites in .note.stapsdt\n", t->usdt.n);
+	if (tpl->nparams) {
+		pgbt_buf_printf(b, "// parameters:");
+		for (size_t i = 0; i < tpl->nparams; i++)
+			pgbt_buf_printf(b, " %s=%s%s", tpl->params[i].name,
+					tpl->params[i].set ? tpl->params[i].value : tpl->params[i].def,
+					tpl->params[i].set ? "" : " (default)");
+		pgbt_buf_printf(b, "\n");
+	}
+	if (r->ev.prov.len) {
+		pgbt_buf_printf(b, "// resolved:\n");
+		pgbt_buf_add(b, r->ev.prov.s, r->ev.prov.len);
+	}
+}
+
+int pgbt_template_render(const struct pgbt_template *tpl, struct pgbt_target *t,
+			 char **ret, struct pgbt_err *err)
+{
+	struct render r = { .ev = { .t = t, .tpl = tpl }, .text = tpl->text };
+	struct pgbt_buf body = {0}, out = {0};
+	char *mark;
+	int rc;
+
+	*ret = NULL;
+	rc = render(&r, tpl->text, tpl->text + tpl->len, &body, err);
+	if (rc == 0 && body.oom)
+		rc = pgbt_fail(err, "%s: out of memory", tpl->name);
+	if (rc == 0) {
+		mark = body.s ? strstr(body.s, PROVENANCE_MARK "\n") : NULL;
+		if (mark)
+			pgbt_buf_add(&out, body.s, (size_t)(mark - body.s));
+		provenance(&r, &out);
+		if (mark)
+			pgbt_buf_add(&out, mark + 2, strlen(mark + 2));
+		else if (body.s)
+			pgbt_buf_add(&out, body.s, body.len);
+		if (out.oom)
+			rc = pgbt_fail(err, "%s: out of memory", tpl->name);
+		else
+			*ret = out.s;
+	}
+	if (rc < 0)
+		pgbt_buf_free(&out);
+	pgbt_buf_free(&body);
+	pgbt_eval_free(&r.ev);
+	return rc;
+}

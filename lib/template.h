@@ -1,0 +1,94 @@
+/* Templates: bpftrace text with placeholders that the generator fills in.
+ *
+ * A template is a bpftrace program. Its header comment follows the bpftrace
+ * tools' convention (" * NAME<tab>summary" on its first line, then USAGE
+ * and an example of real output). Lines starting with "//@" declare:
+ *   //@ param NAME TYPE DEFAULT DESCRIPTION...
+ *        TYPE: int:MIN..MAX | choice:a|b|c | ident   (values are checked,
+ *        so nothing a user passes can change the program's code)
+ *   //@ let NAME = EXPR        a name for an expression, used as {{NAME}}
+ * The rendered script carries its provenance block where these were.
+ *
+ * Placeholders, {{ ... }}:
+ *   {{ &(TransamVariables|ShmemVariableCache)->nextXid }}
+ *        address in a live server: the global pointer is read from the
+ *        postmaster's memory, checked to point into shared memory, and the
+ *        member's offset added. "(A|B)" takes the first name the build has.
+ *   {{ &MyProc }}  {{ &Global.member }}   address of a global (or member)
+ *   {{ offsetof(PGPROC, wait_event_info) }}  {{ sizeof(FullTransactionId) }}
+ *   {{ WAIT_EVENT_PG_SLEEP }}    an enumerator's value
+ *   {{ $interval }}              a parameter's (checked) value
+ *   {{ postmaster.pid }} {{ binary }} {{ datadir }} {{ major }}
+ * Blocks, on lines of their own or inline:
+ *   {{if usdt(postgresql:query__start)}} ... {{else}} ... {{end}}
+ *        conditions: usdt(P:N), symbol(NAME), live, major OP N,
+ *        $param == value (OP: == != < <= > >=), negated with "!"
+ *   {{for E in enum(WaitEventIO)}} @names[{{E.value}}] = "{{E.name}}"; {{end}}
+ */
+#ifndef PGBT_TEMPLATE_H
+#define PGBT_TEMPLATE_H
+
+#include "err.h"
+#include "target.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define PGBT_MAX_PARAMS 16
+#define PGBT_MAX_LETS 32
+
+enum pgbt_param_type { PARAM_INT, PARAM_CHOICE, PARAM_IDENT };
+
+struct pgbt_param {
+	char name[32];
+	enum pgbt_param_type type;
+	long min, max;          /* int */
+	char choices[256];      /* choice: "a|b|c" */
+	char def[64];
+	char desc[160];
+	char value[64];         /* after pgbt_template_set_param or the default */
+	bool set;
+};
+
+struct pgbt_let {
+	char name[64];
+	char expr[256];
+};
+
+struct pgbt_template {
+	char name[64];
+	char summary[200];
+	char origin[PATH_MAX];  /* "built in" or the file it was read from */
+	char *text;
+	size_t len;
+	struct pgbt_param params[PGBT_MAX_PARAMS];
+	size_t nparams;
+	struct pgbt_let lets[PGBT_MAX_LETS];
+	size_t nlets;
+};
+
+/* Requirements, found by reading the template without a target. */
+struct pgbt_needs {
+	bool live;      /* addresses in a running server */
+	bool types;     /* offsets, sizes or enumerators: DWARF or a layout */
+	bool usdt;      /* USDT probes, where the build has them */
+	char live_expr[256];  /* the first expression that needs a process */
+};
+
+int pgbt_template_parse(const char *name, const char *origin, const char *text,
+			size_t len, struct pgbt_template *ret, struct pgbt_err *err);
+void pgbt_template_free(struct pgbt_template *tpl);
+
+/* NAME=VALUE from the command line: unknown names and values that do not
+ * match the parameter's type are errors naming both. */
+int pgbt_template_set_param(struct pgbt_template *tpl, const char *assignment,
+			    struct pgbt_err *err);
+
+void pgbt_template_needs(const struct pgbt_template *tpl, struct pgbt_needs *ret);
+
+/* Renders for target t into a malloc'ed string (*ret). Nothing is returned
+ * on error, so a caller never prints half a script. */
+int pgbt_template_render(const struct pgbt_template *tpl, struct pgbt_target *t,
+			 char **ret, struct pgbt_err *err);
+
+#endif

@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# The e2e harness itself (tests/lib/cluster.sh and e2e.sh), without pgbt-gen:
+# the checks count and report as tests/run expects; for every version in
+# PGBT_E2E_VERSIONS a throwaway cluster starts, is the version asked for,
+# CL_PID is its postmaster, bpftrace sees its backends through a uprobe, and
+# cluster_stop leaves nothing; two clusters run side by side; a test that
+# dies halfway still leaves no server, process or directory behind.
+set -euo pipefail
+source "$(dirname "$0")/../lib/e2e.sh"
+
+# A child test script that sources e2e.sh; prints its path.
+child_script() {
+	local name=$1 body=$2 f=$E2E_TMP/$1.sh
+	printf 'set -euo pipefail\nsource %q\n%s\n' "$PGBT_ROOT/tests/lib/e2e.sh" "$body" >"$f"
+	echo "$f"
+}
+
+# Runs a child script; sets CHILD_OUT, CHILD_ERR, CHILD_STATUS.
+run_child() {
+	CHILD_STATUS=0
+	bash "$1" >"$E2E_TMP/child.out" 2>"$E2E_TMP/child.err" || CHILD_STATUS=$?
+	CHILD_OUT=$(cat "$E2E_TMP/child.out")
+	CHILD_ERR=$(cat "$E2E_TMP/child.err")
+}
+
+test_checks() {
+	run_child "$(child_script checks '
+check_eq "eq" abc abc
+check_eq "eq differs" abc abd
+check_near "near" 10.4 10 0.5
+check_near "near too far" 12 10 0.5
+check_near "near not a number" 12x 10 1
+check_contains "contains" "one two three" "two"
+check_contains "contains missing" "one two" "[tw]*"
+check_empty "empty" ""
+check_empty "not empty" " "
+e2e_done')"
+	check_eq "checks: summary line" "$(tail -n 1 <<<"$CHILD_OUT")" "4 passed, 5 failed"
+	check_eq "checks: exit status with failures" "$CHILD_STATUS" 1
+	check_eq "checks: FAIL lines on stderr" "$(grep -c '^FAIL: ' <<<"$CHILD_ERR")" 5
+	check_contains "checks: eq message" "$CHILD_ERR" "FAIL: eq differs: got 'abc', want 'abd'"
+
+	run_child "$(child_script passing 'pass "fine"; e2e_done')"
+	check_eq "passing: summary line" "$(tail -n 1 <<<"$CHILD_OUT")" "1 passed, 0 failed"
+	check_eq "passing: exit status" "$CHILD_STATUS" 0
+
+	# A failing command outside any check ends the test with a located failure.
+	run_child "$(child_script aborts 'pass "before"
+false
+pass "never"
+e2e_done')"
+	check_eq "abort: summary line" "$(tail -n 1 <<<"$CHILD_OUT")" "1 passed, 1 failed"
+	check_eq "abort: exit status" "$CHILD_STATUS" 1
+	check_contains "abort: stderr names the line" "$CHILD_ERR" "aborts.sh:4: 'false' exited with status 1"
+}
+
+# Everything one cluster should offer; the cluster is stopped at the end.
+test_version() {
+	local v=$1 major=${1%-debug}
+	if ! cluster_start "$v"; then
+		fail "pg$v: cluster_start failed (see above)"
+		return 0
+	fi
+	check_eq "pg$v: CL_MAJOR" "$CL_MAJOR" "$major"
+	check_eq "pg$v: server major" \
+		"$(cl_psql -c "select current_setting('server_version_num')::int / 10000")" "$major"
+	check_eq "pg$v: CL_PID cwd is CL_DATA" "$(readlink "/proc/$CL_PID/cwd")" "$CL_DATA"
+	check_eq "pg$v: CL_PID runs CL_BIN/postgres" \
+		"$(readlink -f "/proc/$CL_PID/exe")" "$(readlink -f "$CL_BIN/postgres")"
+	check_eq "pg$v: server listens only on its socket" "$(cl_psql -c 'show listen_addresses')" ""
+	check_contains "pg$v: CL_LOG is the server log" "$(cat "$CL_LOG")" "database system is ready"
+
+	# pg_parse_query is exported (.dynsym), so the uprobe also works on
+	# Debian's stripped binary; the parent filter keeps it to this cluster.
+	local bt=$E2E_TMP/pg$v.bt out=$E2E_TMP/pg$v.out tag="harness-$v-$RANDOM"
+	cat >"$bt" <<-EOF
+	BEGIN { printf("ready\n"); }
+	interval:s:1 { printf("tick\n"); }
+	uprobe:$CL_BIN/postgres:pg_parse_query /curtask->real_parent->tgid == $CL_PID/ {
+	  printf("query pid=%d q=%s\n", pid, str(arg0));
+	}
+	END { printf("end\n"); }
+	EOF
+	if bt_start "$bt" "$out"; then
+		local backend
+		backend=$(cl_psql -c "select pg_backend_pid() as \"$tag\"")
+		sleep 1.2    # at least one interval tick
+		bt_stop
+		local got
+		got=$(cat "$out")
+		check_contains "pg$v: bpftrace BEGIN" "$got" "ready"
+		check_contains "pg$v: bpftrace interval" "$got" "tick"
+		check_contains "pg$v: bpftrace END after bt_stop" "$got" "end"
+		check_contains "pg$v: uprobe saw the backend" "$got" \
+			"query pid=$backend q=select pg_backend_pid() as \"$tag\""
+	fi
+
+	local data=$CL_DATA dir=$CL_DIR pid=$CL_PID
+	cluster_stop
+	check_empty "pg$v: processes left in $data" "$(cluster_pids "$data")"
+	check_eq "pg$v: postmaster gone" "$(pgbt_alive "$pid" && echo alive || echo gone)" gone
+	check_eq "pg$v: temp dir removed" "$([[ -e $dir ]] && echo exists || echo removed)" removed
+	check_eq "pg$v: CL_* cleared" "$CL_NAME$CL_PID" ""
+}
+
+test_two_clusters() {
+	local a=$1 b=$2
+	cluster_start -n one "$a" || { fail "two clusters: cluster_start $a failed"; return 0; }
+	local port1=$CL_PORT pid1=$CL_PID
+	cl_psql -c "create table only_in_one (x int)"
+	if ! cluster_start -n two "$b"; then
+		fail "two clusters: cluster_start $b next to $a failed"
+		cluster_stop one
+		return 0
+	fi
+	local port2=$CL_PORT pid2=$CL_PID
+	[[ $port1 != "$port2" ]] && pass "two clusters: distinct ports $port1 $port2" ||
+		fail "two clusters: both on port $port1"
+	[[ $pid1 != "$pid2" ]] && pass "two clusters: distinct postmasters" ||
+		fail "two clusters: same postmaster $pid1"
+	check_eq "two clusters: two: server major" \
+		"$(cl_psql -c "select current_setting('server_version_num')::int / 10000")" "${b%-debug}"
+	check_eq "two clusters: two does not see one's table" \
+		"$(cl_psql -c "select count(*) from pg_class where relname = 'only_in_one'")" 0
+	cluster_use one
+	check_eq "two clusters: cluster_use one: CL_PORT" "$CL_PORT" "$port1"
+	check_eq "two clusters: one: server major" \
+		"$(cl_psql -c "select current_setting('server_version_num')::int / 10000")" "${a%-debug}"
+	check_eq "two clusters: one sees its table" \
+		"$(cl_psql -c "select count(*) from pg_class where relname = 'only_in_one'")" 1
+	cluster_stop one
+	check_eq "two clusters: one's postmaster gone" "$(pgbt_alive "$pid1" && echo alive || echo gone)" gone
+	cluster_use two
+	check_eq "two clusters: two still answers" "$(cl_psql -c 'select 1')" 1
+	check_eq "two clusters: one running cluster left" "$(cluster_names)" two
+	cluster_stop two
+}
+
+# A test that dies with a server, a background process and bpftrace running.
+test_exit_trap() {
+	local v=$1 state=$E2E_TMP/trap.state
+	local body
+	body=$(cat <<-EOF
+	cluster_start $v
+	pgbt_bg sleep 300
+	echo 'interval:s:10 { printf("x\n"); }' >"\$E2E_TMP/x.bt"
+	bt_start "\$E2E_TMP/x.bt" "\$E2E_TMP/x.out"
+	echo "\$CL_DATA \$CL_DIR \$CL_PID \$BG_PID \$BT_PID \$E2E_TMP" >$state
+	false
+	e2e_done
+	EOF
+	)
+	run_child "$(child_script dies "$body")"
+	check_eq "exit trap: dying test exits non-zero" "$CHILD_STATUS" 1
+	check_contains "exit trap: summary counts the abort" "$(tail -n 1 <<<"$CHILD_OUT")" " 1 failed"
+	if [[ ! -s $state ]]; then
+		fail "exit trap: child did not get to its failure:"
+		_e2e_show "$CHILD_ERR"
+		return 0
+	fi
+	local data dir pm bg bt tmp
+	read -r data dir pm bg bt tmp <"$state"
+	check_empty "exit trap: processes left in $data" "$(cluster_pids "$data")"
+	check_eq "exit trap: postmaster gone" "$(pgbt_alive "$pm" && echo alive || echo gone)" gone
+	check_eq "exit trap: background process gone" "$(pgbt_alive "$bg" && echo alive || echo gone)" gone
+	check_eq "exit trap: bpftrace gone" "$(pgbt_alive "$bt" && echo alive || echo gone)" gone
+	check_eq "exit trap: cluster dir removed" "$([[ -e $dir ]] && echo exists || echo removed)" removed
+	check_eq "exit trap: E2E_TMP removed" "$([[ -e $tmp ]] && echo exists || echo removed)" removed
+}
+
+read -ra versions <<<"$PGBT_E2E_VERSIONS"
+((${#versions[@]})) || { fail "PGBT_E2E_VERSIONS is empty"; e2e_done; }
+
+test_checks
+for v in "${versions[@]}"; do
+	test_version "$v"
+done
+# The first two versions side by side (the same one twice if only one).
+test_two_clusters "${versions[0]}" "${versions[1]:-${versions[0]}}"
+test_exit_trap "${versions[0]}"
+e2e_done

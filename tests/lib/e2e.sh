@@ -1,0 +1,214 @@
+# Sourced by every tests/e2e/*.sh (run as root, by tests/run or directly):
+#
+#   #!/usr/bin/env bash
+#   set -euo pipefail
+#   source "$(dirname "$0")/../lib/e2e.sh"
+#   for v in $PGBT_E2E_VERSIONS; do
+#     cluster_start "$v"
+#     check_eq "pg$v major" "$(cl_psql -c 'show server_version_num')" ...
+#     cluster_stop
+#   done
+#   e2e_done
+#
+# It sources tests/lib/cluster.sh (clusters, cl_psql, background processes,
+# the EXIT trap that stops them all: see the top of that file) and adds:
+#
+#   pass MSG / fail MSG      count a result; fail prints "FAIL: MSG" to stderr.
+#   check_eq WHAT GOT WANT   exact string comparison.
+#   check_near WHAT GOT WANT TOLERANCE
+#                            numbers (integers or decimals), |GOT-WANT| <= TOL.
+#   check_contains WHAT HAYSTACK NEEDLE
+#                            NEEDLE is a fixed string (no pattern).
+#   check_empty WHAT VALUE
+#   e2e_done                 print "N passed, N failed" (the last line tests/run
+#                            reads) and exit 1 if anything failed.
+#   bt_start SCRIPT_FILE OUTFILE
+#                            bpftrace SCRIPT_FILE in the background, stdout and
+#                            stderr to OUTFILE; returns once it has attached
+#                            (plus 1 s); sets BT_PID. Returns 1 (after fail)
+#                            if it exits or does not attach within 30 s.
+#   bt_stop [PID]            SIGINT (END blocks print), wait up to 15 s, then
+#                            SIGKILL and fail. Default PID: BT_PID.
+#   E2E_TMP                  a scratch dir for this test (mode 755, so postgres
+#                            can read files in it), removed at exit unless
+#                            PGBT_KEEP_TMP=1.
+#   PGBT_GEN                 absolute path of build/pgbt-gen (env overrides).
+#   PGBT_E2E_VERSIONS        versions to loop over (env overrides; default
+#                            "15 17 18"; also "15-debug", see pg_bindir).
+#
+# Checks always return 0, so one failed check does not end the test; any
+# other failing command does (set -e), and then the EXIT trap cleans up,
+# counts one more failure naming the command and line, and prints the
+# summary, so tests/run still gets an explanation and a closing line.
+
+source "$(dirname "${BASH_SOURCE[0]}")/cluster.sh"
+
+set -Eeuo pipefail    # -E: the ERR trap below also sees failures in functions
+
+: "${PGBT_GEN:=$PGBT_ROOT/build/pgbt-gen}"
+: "${PGBT_E2E_VERSIONS:=15 17 18}"
+export PGBT_GEN PGBT_E2E_VERSIONS
+
+declare -g E2E_PASSED=0 E2E_FAILED=0 E2E_DONE= E2E_ERR= BT_PID=
+E2E_TMP=$(mktemp -d /tmp/pgbt-e2e.XXXXXX)
+chmod 755 "$E2E_TMP"
+
+pass() {
+	E2E_PASSED=$((E2E_PASSED + 1))
+	printf 'ok: %s\n' "$*"
+}
+
+fail() {
+	E2E_FAILED=$((E2E_FAILED + 1))
+	printf 'FAIL: %s\n' "$*" >&2
+}
+
+check_eq() {
+	local what=$1 got=$2 want=$3
+	if [[ $got == "$want" ]]; then
+		pass "$what = $want"
+	else
+		fail "$what: got '$got', want '$want'"
+	fi
+	return 0
+}
+
+_e2e_is_number() {
+	[[ $1 =~ ^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$ ]]
+}
+
+check_near() {
+	local what=$1 got=$2 want=$3 tol=$4 arg
+	for arg in "$got" "$want" "$tol"; do
+		if ! _e2e_is_number "$arg"; then
+			fail "$what: '$arg' is not a number (got '$got', want $want +- $tol)"
+			return 0
+		fi
+	done
+	if awk -v g="$got" -v w="$want" -v t="$tol" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= t) }'; then
+		pass "$what = $got (want $want +- $tol)"
+	else
+		fail "$what: got $got, want $want +- $tol"
+	fi
+	return 0
+}
+
+check_contains() {
+	local what=$1 hay=$2 needle=$3
+	if [[ $hay == *"$needle"* ]]; then
+		pass "$what contains '$needle'"
+	else
+		fail "$what: no '$needle' in:"
+		_e2e_show "$hay"
+	fi
+	return 0
+}
+
+check_empty() {
+	local what=$1 value=$2
+	if [[ -z $value ]]; then
+		pass "$what is empty"
+	else
+		fail "$what: want empty, got:"
+		_e2e_show "$value"
+	fi
+	return 0
+}
+
+# Indented text on stderr, cut to its last 40 lines so a log stays readable.
+_e2e_show() {
+	local n
+	n=$(printf '%s\n' "$1" | wc -l)
+	((n > 40)) && echo "    ... ($((n - 40)) lines before)" >&2
+	printf '%s\n' "$1" | tail -n 40 | sed 's/^/    | /' >&2
+}
+
+_e2e_summary() {
+	printf '%d passed, %d failed\n' "$E2E_PASSED" "$E2E_FAILED"
+}
+
+e2e_done() {
+	E2E_DONE=1
+	_e2e_summary
+	((E2E_FAILED == 0)) || exit 1
+	exit 0
+}
+
+bt_start() {
+	local script=${1:?usage: bt_start SCRIPT_FILE OUTFILE} out=${2:?usage: bt_start SCRIPT_FILE OUTFILE}
+	local i
+	[[ -r $script ]] || { fail "bt_start: cannot read script $script"; return 1; }
+	: >"$out"
+	# STRLEN was renamed MAX_STRLEN in bpftrace 0.20: set both.
+	pgbt_bg env BPFTRACE_STRLEN=200 BPFTRACE_MAX_STRLEN=200 bpftrace "$script" >"$out" 2>&1
+	BT_PID=$BG_PID
+	for ((i = 0; i < 300; i++)); do
+		if grep -q Attaching "$out"; then
+			sleep 1    # "Attaching" comes before every probe is live
+			return 0
+		fi
+		if ! pgbt_alive "$BT_PID"; then
+			local st=0
+			wait "$BT_PID" 2>/dev/null || st=$?
+			fail "bt_start: bpftrace $script exited (status $st) before attaching:"
+			_e2e_show "$(cat "$out")"
+			pgbt_bg_stop "$BT_PID"
+			return 1
+		fi
+		sleep 0.1
+	done
+	fail "bt_start: bpftrace $script did not attach within 30 s:"
+	_e2e_show "$(cat "$out")"
+	pgbt_bg_stop "$BT_PID" KILL
+	return 1
+}
+
+bt_stop() {
+	local pid=${1:-$BT_PID} i
+	[[ -n $pid ]] || { fail "bt_stop: no bpftrace running (bt_start first)"; return 0; }
+	kill -INT "$pid" 2>/dev/null || true
+	for ((i = 0; i < 150; i++)); do
+		pgbt_alive "$pid" || break
+		sleep 0.1
+	done
+	if pgbt_alive "$pid"; then
+		fail "bt_stop: bpftrace (pid $pid) still running 15 s after SIGINT; killed"
+		pgbt_bg_stop "$pid" KILL
+	else
+		pgbt_bg_stop "$pid"    # reaps it and forgets it
+	fi
+	[[ $pid == "$BT_PID" ]] && BT_PID=
+	return 0
+}
+
+# The first failing command of the test itself (not of a $(...) subshell,
+# whose failure reaches here through the command that used it).
+_e2e_on_err() {
+	local status=$1 cmd=$2 where=$3 i
+	[[ $BASHPID == "$$" && -z $E2E_ERR ]] || return 0
+	# Inside a helper, also say which line of the test called it.
+	for ((i = 1; i < ${#FUNCNAME[@]} - 1; i++)); do
+		where+=" in ${FUNCNAME[i]} (called at ${BASH_SOURCE[i + 1]##*/}:${BASH_LINENO[i]})"
+	done
+	E2E_ERR="$where: '$cmd' exited with status $status"
+}
+trap '_e2e_on_err $? "$BASH_COMMAND" "${BASH_SOURCE[0]##*/}:$LINENO"' ERR
+
+# Called by cluster.sh's EXIT trap after clusters and processes are gone.
+_e2e_exit_hook() {
+	local status=$1
+	if [[ ${PGBT_KEEP_TMP:-} == 1 ]]; then
+		echo "e2e: kept $E2E_TMP" >&2
+	else
+		rm -rf "$E2E_TMP"
+	fi
+	[[ -n $E2E_DONE ]] && return 0
+	if [[ -n $E2E_ERR ]]; then
+		fail "test aborted at $E2E_ERR"
+	else
+		fail "test ended (status $status) without e2e_done"
+	fi
+	_e2e_summary
+	PGBT_EXIT_STATUS=1
+}
+pgbt_on_exit _e2e_exit_hook
