@@ -80,6 +80,11 @@ $(O)/fixtures/%: tests/unit/fixtures/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@) && $(CC) -std=gnu11 -O1 -g -fPIE -pie -o $@ $<
 
+# The fake server keeps its globals in .dynsym, like Debian's postgres.
+$(O)/fixtures/fake_postgres: tests/unit/fixtures/fake_postgres.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@) && $(CC) -std=gnu11 -O1 -g -fPIE -pie -rdynamic -o $@ $<
+
 $(O)/fixtures/%.stripped: $(O)/fixtures/%
 	$(Q)strip -o $@ $<
 

@@ -50,6 +50,11 @@ static int split_alts(const char *s, char alts[MAX_ALTS][128])
 	for (char *a = strtok_r(tmp, "|", &save); a; a = strtok_r(NULL, "|", &save)) {
 		if (n == MAX_ALTS)
 			return 0;
+		/* "struct X" and "union X" name X by its tag */
+		while (*a == ' ')
+			a++;
+		if (strncmp(a, "struct ", 7) == 0 || strncmp(a, "union ", 6) == 0)
+			a = strchr(a, ' ') + 1;
 		pgbt_trim(a, strlen(a), alts[n], sizeof(alts[n]));
 		if (!is_ident(alts[n]))
 			return 0;

@@ -1,0 +1,291 @@
+/* Tests of the template language and of target resolution, on the fake
+ * server fixture (tests/unit/fixtures/fake_postgres.c): offline from its
+ * DWARF, offline from the built-in layout (stripped copy), and live from a
+ * running copy named "postgres" whose addresses it prints itself. */
+#include "check.h"
+#include "template.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char fixtures[512];
+
+#define HEADER "/*\n * t\tA test template.\n */\n"
+
+/* Renders text as template "t" with parameters; NULL on error (in err). */
+static char *render(struct pgbt_target *t, const char *text, const char *param,
+		    struct pgbt_err *err)
+{
+	struct pgbt_template tpl;
+	char *out = NULL;
+
+	err->msg[0] = '\0';
+	if (pgbt_template_parse("t", "test", text, strlen(text), &tpl, err) < 0)
+		return NULL;
+	if (!param || pgbt_template_set_param(&tpl, param, err) == 0)
+		pgbt_template_render(&tpl, t, &out, err);
+	pgbt_template_free(&tpl);
+	return out;
+}
+
+/* Expects rendering to succeed and the output to contain want. */
+static void expect(struct pgbt_target *t, const char *text, const char *param, const char *want)
+{
+	struct pgbt_err err;
+	char *out = render(t, text, param, &err);
+
+	CHECK(out && strstr(out, want));
+	if (!out || !strstr(out, want))
+		fprintf(stderr, "     template:\n%s\n     wanted \"%s\" in:\n%s\n     error: %s\n",
+			text, want, out ? out : "(none)", err.msg);
+	free(out);
+}
+
+/* Expects rendering to fail with a message containing want. */
+static void expect_error(struct pgbt_target *t, const char *text, const char *param,
+			 const char *want)
+{
+	struct pgbt_err err;
+	char *out = render(t, text, param, &err);
+
+	CHECK(!out && strstr(err.msg, want));
+	if (out || !strstr(err.msg, want))
+		fprintf(stderr, "     template:\n%s\n     wanted error \"%s\", got \"%s\"\n", text,
+			want, out ? "(success)" : err.msg);
+	free(out);
+}
+
+static void test_parse(void)
+{
+	struct pgbt_template tpl;
+	struct pgbt_err err;
+	const char *text = HEADER "//@ param interval int:1..60 5 seconds\n"
+		"//@ param mode choice:summary|events summary what to print\n"
+		"//@ param who ident postgres a name\n"
+		"//@ let x = $interval\n"
+		"body {{x}}\n";
+
+	CHECK(pgbt_template_parse("t", "test", text, strlen(text), &tpl, &err) == 0);
+	CHECK_STR(tpl.summary, "A test template.");
+	CHECK_EQ_U(tpl.nparams, 3);
+	CHECK_EQ_U(tpl.nlets, 1);
+	CHECK_STR(tpl.params[0].def, "5");
+	CHECK_STR(tpl.params[1].desc, "what to print");
+
+	CHECK(pgbt_template_set_param(&tpl, "interval=60", &err) == 0);
+	CHECK(pgbt_template_set_param(&tpl, "interval=61", &err) < 0);
+	CHECK_STR(err.msg, "t: interval='61': not an integer in 1..60");
+	CHECK(pgbt_template_set_param(&tpl, "interval=12x", &err) < 0);
+	CHECK(pgbt_template_set_param(&tpl, "interval=", &err) < 0);
+	/* nothing a user passes can become bpftrace code */
+	CHECK(pgbt_template_set_param(&tpl, "interval=1 } system(\"id\") {", &err) < 0);
+	CHECK(pgbt_template_set_param(&tpl, "mode=events", &err) == 0);
+	CHECK(pgbt_template_set_param(&tpl, "mode=event", &err) < 0);
+	CHECK_STR(err.msg, "t: mode='event': not one of summary|events");
+	CHECK(pgbt_template_set_param(&tpl, "who=a_b9", &err) == 0);
+	CHECK(pgbt_template_set_param(&tpl, "who=a\"b", &err) < 0);
+	CHECK(pgbt_template_set_param(&tpl, "who=9a", &err) < 0);
+	CHECK(pgbt_template_set_param(&tpl, "nope=1", &err) < 0);
+	CHECK_STR(err.msg, "t: no parameter 'nope' (it has: interval, mode, who)");
+	CHECK(pgbt_template_set_param(&tpl, "interval", &err) < 0);
+	pgbt_template_free(&tpl);
+
+	text = HEADER "//@ param n int:1..5 9 out of range default\n";
+	CHECK(pgbt_template_parse("t", "test", text, strlen(text), &tpl, &err) < 0);
+	CHECK(strstr(err.msg, "test:4: bad directive") != NULL);
+	text = HEADER "//@ lett x = 1\n";
+	CHECK(pgbt_template_parse("t", "test", text, strlen(text), &tpl, &err) < 0);
+	text = "/* no header */\n";
+	CHECK(pgbt_template_parse("t", "test", text, strlen(text), &tpl, &err) < 0);
+	CHECK(strstr(err.msg, "no header line") != NULL);
+}
+
+static void test_needs(void)
+{
+	struct pgbt_template tpl;
+	struct pgbt_needs n;
+	struct pgbt_err err;
+	const char *text = HEADER "//@ let a = &X->y\n{{if usdt(p:n)}}{{end}} {{a}}\n";
+
+	CHECK(pgbt_template_parse("t", "test", text, strlen(text), &tpl, &err) == 0);
+	pgbt_template_needs(&tpl, &n);
+	CHECK(n.live && n.types && n.usdt);
+	CHECK_STR(n.live_expr, "&X->y");
+	pgbt_template_free(&tpl);
+	text = HEADER "{{ binary }} {{ $x }}\n";
+	CHECK(pgbt_template_parse("t", "test", text, strlen(text), &tpl, &err) == 0);
+	pgbt_template_needs(&tpl, &n);
+	CHECK(!n.live && !n.types && !n.usdt);
+	pgbt_template_free(&tpl);
+}
+
+/* The language itself, on an offline target. */
+static void test_language(struct pgbt_target *t)
+{
+	expect(t, HEADER "//@ param n int:1..9 3 a number\nn={{ $n }};\n", NULL, "n=3;\n");
+	expect(t, HEADER "//@ param n int:1..9 3 a number\nn={{$n}};\n", "n=7", "n=7;\n");
+	expect(t, HEADER "//@ param n int:1..9 3 a number\nX\n", "n=7", "// parameters: n=7\n");
+	expect(t, HEADER "//@ let b = binary\nbin={{b}}\n", NULL, "bin=");
+	expect(t, HEADER "m={{major}}\n", NULL, "m=17\n");
+	/* blocks on their own lines leave no blank lines */
+	expect(t, HEADER "a\n  {{if major >= 17}}\nyes\n  {{else}}\nno\n  {{end}}\nb\n", NULL,
+	       "a\nyes\nb\n");
+	expect(t, HEADER "a {{if major < 17}}old{{else}}new{{end}} b\n", NULL, "a new b\n");
+	expect(t, HEADER "{{if !usdt(postgresql:query__start)}}uprobe{{end}}\n", NULL, "uprobe\n");
+	expect(t, HEADER "{{if symbol(Counters)}}has{{end}} {{if symbol(Nope)}}not{{end}}.\n",
+	       NULL, "has .\n");
+	expect(t, HEADER "{{if major == 17}}{{if symbol(Nope)}}x{{else}}inner{{end}}{{end}}\n",
+	       NULL, "inner\n");
+	expect(t, HEADER "//@ param m choice:a|b a mode\n{{if $m == b}}B{{else}}A{{end}}\n",
+	       "m=b", "B\n");
+	/* the provenance block replaces the directives, after the header */
+	expect(t, HEADER "//@ let z = major\n{{z}}\n", NULL, " */\n// Rendered by pgbt-gen");
+
+	expect_error(t, HEADER "{{ &TransamVariables->nextXid }}\n", NULL, "needs a running server");
+	expect_error(t, HEADER "{{ postmaster.pid }}\n", NULL, "needs a running server");
+	expect_error(t, HEADER "{{ what is this }}\n", NULL, "cannot understand {{ what is this }}");
+	expect_error(t, HEADER "{{if major > 1}}\nno end\n", NULL, "has no {{end}}");
+	expect_error(t, HEADER "{{end}}\n", NULL, "without {{if}}");
+	expect_error(t, HEADER "{{ $nope }}\n", NULL, "no such parameter");
+	expect_error(t, HEADER "{{if frob(1)}}{{end}}\n", NULL, "cannot understand the condition");
+	expect_error(t, HEADER "//@ let a = a\n{{a}}\n", NULL, "refers to itself");
+}
+
+/* Types: the same answers from DWARF and from the built-in layout. */
+static void test_types(struct pgbt_target *t, const char *source)
+{
+	expect(t, HEADER "{{ offsetof(TransamVariablesData, nextXid) }}\n", NULL, "\n8\n");
+	expect(t, HEADER "{{ offsetof((VariableCacheData|TransamVariablesData), oidCount) }}\n",
+	       NULL, "\n4\n");
+	expect(t, HEADER "{{ sizeof(FullTransactionId) }}\n", NULL, "\n8\n");
+	expect(t, HEADER "{{ sizeof(FullTransactionId) }}\n", NULL, source);
+	expect_error(t, HEADER "{{ offsetof(TransamVariablesData, nope) }}\n", NULL, "nope");
+}
+
+static void test_dwarf_only(struct pgbt_target *t)
+{
+	expect(t, HEADER "{{ WAIT_EVENT_PG_SLEEP }}\n", NULL, "\n0x9000002\n");
+	expect(t, HEADER "{{for e in enum(WaitEventTimeout)}}{{e.name}}={{e.value}};{{end}}\n",
+	       NULL, "WAIT_EVENT_BASE_BACKUP_THROTTLE=150994944;WAIT_EVENT_CHECKPOINT_WRITE_DELAY="
+	       "150994945;WAIT_EVENT_PG_SLEEP=150994946;");
+	expect(t, HEADER "{{ offsetof(struct counters, inner.y) }}\n", NULL, "\n8\n");
+	expect(t, HEADER "{{ offsetof(counters, slots[2]) }}\n", NULL, "\n32\n");
+}
+
+static void test_offline(const char *file, bool stripped)
+{
+	struct pgbt_target t;
+	struct pgbt_err err;
+	char path[700];
+
+	snprintf(path, sizeof(path), "%s/%s", fixtures, file);
+	if (pgbt_target_open_binary(&t, path, &err) < 0) {
+		CHECK(!"open fixture");
+		fprintf(stderr, "     %s\n", err.msg);
+		return;
+	}
+	test_language(&t);
+	test_types(&t, stripped ? "built-in layout for PostgreSQL 17" : "(DWARF)");
+	if (!stripped)
+		test_dwarf_only(&t);
+	else
+		expect_error(&t, HEADER "{{ WAIT_EVENT_PG_SLEEP }}\n", NULL,
+			     "built-in layout for PostgreSQL 17 has no enumerator WAIT_EVENT_PG_SLEEP");
+	pgbt_target_close(&t);
+}
+
+/* Starts a copy of the fixture named "postgres" in dir; reads its line. */
+static pid_t start_fake(const char *file, const char *dir, char *line, size_t len)
+{
+	char cmd[2048];
+	int fds[2];
+	pid_t pid;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "cp %s/%s %s/postgres", fixtures, file, dir);
+	if (system(cmd) != 0 || pipe(fds) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		char exe[600];
+		snprintf(exe, sizeof(exe), "%s/postgres", dir);
+		dup2(fds[1], 1);
+		close(fds[0]);
+		if (chdir(dir) == 0)
+			execl(exe, "postgres", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	f = fdopen(fds[0], "r");
+	if (!f || !fgets(line, (int)len, f))
+		line[0] = '\0';
+	if (f)
+		fclose(f);
+	return pid;
+}
+
+static void test_live(const char *file, bool stripped)
+{
+	char dir[] = "/tmp/pgbt-test-XXXXXX", line[512], want[128], cmd[600];
+	unsigned long long shared = 0, priv = 0, counters = 0;
+	struct pgbt_target t;
+	struct pgbt_err err;
+	pid_t pid;
+
+	if (!mkdtemp(dir)) {
+		CHECK(!"mkdtemp");
+		return;
+	}
+	pid = start_fake(file, dir, line, sizeof(line));
+	CHECK(pid > 0 && sscanf(line, "shared=%llx private=%llx counters=%llx", &shared, &priv,
+				&counters) == 3);
+	if (pgbt_target_open_pid(&t, pid, &err) < 0) {
+		CHECK(!"open live fixture");
+		fprintf(stderr, "     %s\n", err.msg);
+	} else {
+		CHECK_EQ_U(t.pid, pid);
+		CHECK_STR(t.datadir, dir);
+		snprintf(want, sizeof(want), "\n0x%llx\n", shared + 8);
+		expect(&t, HEADER "{{ &TransamVariables->nextXid }}\n", NULL, want);
+		expect(&t, HEADER "{{ &(ShmemVariableCache|TransamVariables)->nextXid }}\n", NULL, want);
+		snprintf(want, sizeof(want), "\n0x%llx\n", shared);
+		expect(&t, HEADER "{{ &TransamVariables->nextOid }}\n", NULL, want);
+		expect(&t, HEADER "{{ &TransamVariables->nextOid }}\n", NULL, "in shared mapping");
+		snprintf(want, sizeof(want), "\n%d\n", (int)pid);
+		expect(&t, HEADER "{{ postmaster.pid }}\n", NULL, want);
+		snprintf(want, sizeof(want), "\n0x%llx\n", counters);
+		expect(&t, HEADER "{{ &Counters }}\n", NULL, want);
+		/* the layout knows only TransamVariables; DWARF knows them all */
+		if (!stripped) {
+			expect_error(&t, HEADER "{{ &PrivateVariables->nextXid }}\n", NULL,
+				     "is not in a shared mapping");
+			expect_error(&t, HEADER "{{ &NullVariables->nextXid }}\n", NULL, "is NULL");
+		}
+		expect_error(&t, HEADER "{{ &TransamVariables.nextXid }}\n", NULL, "use ->");
+		expect_error(&t, HEADER "{{ &(Nope|Nada)->x }}\n", NULL,
+			     "no symbol Nope, Nada in .symtab or .dynsym");
+		pgbt_target_close(&t);
+	}
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(system(cmd) == 0);
+}
+
+int main(void)
+{
+	const char *env = getenv("PGBT_FIXTURES");
+
+	snprintf(fixtures, sizeof(fixtures), "%s", env ? env : "build/fixtures");
+	test_parse();
+	test_needs();
+	test_offline("fake_postgres", false);
+	test_offline("fake_postgres.stripped", true);
+	test_live("fake_postgres", false);
+	test_live("fake_postgres.stripped", true);
+	return check_done();
+}
