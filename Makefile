@@ -18,7 +18,7 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lelf -ldw)
 # snprintf truncation is how messages are bounded here, not a bug.
 WARN     := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-format-truncation
-ALL_CFLAGS := $(WARN) $(CFLAGS) $(PKG_CFLAGS) -Ilib -DPGBT_VERSION='"$(VERSION)"'
+ALL_CFLAGS := $(WARN) $(CFLAGS) $(PKG_CFLAGS) -iquote lib -DPGBT_VERSION='"$(VERSION)"'
 
 ifeq ($(V),1)
 Q :=
@@ -47,7 +47,7 @@ all: $(O)/pgbt-gen
 
 $(O)/%.o: %.c $(wildcard lib/*.h gen/*.h) | $(O)
 	$(call msg,CC,$@)
-	$(Q)mkdir -p $(dir $@) && $(CC) $(ALL_CFLAGS) -Igen -c -o $@ $<
+	$(Q)mkdir -p $(dir $@) && $(CC) $(ALL_CFLAGS) -iquote gen -c -o $@ $<
 
 $(O)/libpgbt.a: $(LIB_OBJ)
 	$(call msg,AR,$@)
@@ -73,7 +73,7 @@ $(O):
 # Unit tests: one binary per tests/unit/test_*.c, linked with the library.
 $(O)/tests/%: tests/unit/%.c tests/unit/check.h $(O)/libpgbt.a
 	$(call msg,CC,$@)
-	$(Q)mkdir -p $(dir $@) && $(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(O)/libpgbt.a $(PKG_LIBS)
+	$(Q)mkdir -p $(dir $@) && $(CC) $(ALL_CFLAGS) -iquote tests/unit -o $@ $< $(O)/libpgbt.a $(PKG_LIBS)
 
 # Fixtures: C programs with known layouts and probes, with and without DWARF.
 $(O)/fixtures/%: tests/unit/fixtures/%.c

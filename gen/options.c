@@ -98,20 +98,27 @@ int cli_parse(struct cli *cli, int argc, char **argv)
 	}
 	if (targets > 1)
 		return usage_error("%s", "-p, -D and --bin choose the target: give one");
-	if (optind >= argc)
-		return usage_error("%s", "no script named (pgbt-gen list shows them)");
-	cli->script = argv[optind++];
-	if (strcmp(cli->script, "list") == 0)
-		cli->command = CMD_LIST;
-	else if (strcmp(cli->script, "check-layouts") == 0)
-		cli->command = CMD_CHECK_LAYOUTS;
+	/* The script is the first word that is not NAME=VALUE, so parameters
+	 * may come before or after it. */
 	for (; optind < argc; optind++) {
-		if (cli->command != CMD_RENDER)
-			return usage_error("'%s': this command takes no parameters", argv[optind]);
+		if (!cli->script && !strchr(argv[optind], '=')) {
+			cli->script = argv[optind];
+			continue;
+		}
+		if (!cli->script && strchr(argv[optind], '=') == argv[optind])
+			return usage_error("'%s': not NAME=VALUE", argv[optind]);
 		if (cli->nparams == (int)(sizeof(cli->params) / sizeof(cli->params[0])))
 			return usage_error("%s", "too many parameters");
 		cli->params[cli->nparams++] = argv[optind];
 	}
+	if (!cli->script)
+		return usage_error("%s", "no script named (pgbt-gen list shows them)");
+	if (strcmp(cli->script, "list") == 0)
+		cli->command = CMD_LIST;
+	else if (strcmp(cli->script, "check-layouts") == 0)
+		cli->command = CMD_CHECK_LAYOUTS;
+	if (cli->command != CMD_RENDER && cli->nparams)
+		return usage_error("'%s': this command takes no parameters", cli->params[0]);
 	if (cli->command == CMD_CHECK_LAYOUTS && !cli->bin)
 		return usage_error("%s", "check-layouts needs --bin PATH");
 	return -1;

@@ -11,7 +11,7 @@
 
 /* lib/dwarf.h shadows elfutils' <dwarf.h> on the -Ilib include path;
  * elfutils installs it next to its own directory, so reach it from there. */
-#include <elfutils/../dwarf.h>
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
@@ -232,6 +232,64 @@ static void cache__put(struct pgbt_dwarf *dw, enum want want, int tag,
 	dw->ncache++;
 }
 
+/* Where a DIE's name can come from: DW_FORM_strp/strx (.debug_str),
+ * DW_FORM_line_strp, or inline DW_FORM_string in the unit itself. */
+static const char *const name_sections[] = {
+	".debug_str", ".debug_line_str", ".debug_info", ".debug_types",
+};
+
+/* Whether section SNAME of ELF may hold "NAME\0": false only when it is
+ * absent or was searched without a match. */
+static bool elf__section_may_hold(Elf *elf, size_t shstrndx,
+				  const char *sname, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	Elf_Data *data;
+	const char *n;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &shdr))
+			return true;
+		n = elf_strptr(elf, shstrndx, shdr.sh_name);
+		/* GNU-compressed sections: we can't tell what libdw read */
+		if (!n || (strncmp(n, ".zdebug", 7) == 0 && strcmp(n + 2, sname + 1) == 0))
+			return true;
+		if (strcmp(n, sname) != 0)
+			continue;
+		if (shdr.sh_type == SHT_NOBITS || (shdr.sh_flags & SHF_COMPRESSED))
+			return true;
+		data = elf_getdata(scn, NULL);
+		return !data || !data->d_buf ||
+		       memmem(data->d_buf, data->d_size, name, strlen(name) + 1);
+	}
+	return false;
+}
+
+/* False only when no "NAME\0" is in any section a name is read from, so
+ * no DIE can carry it. Much cheaper than the walk for names that are not
+ * there, such as another PostgreSQL version's type names. The small string
+ * sections go first: a name that exists is usually found there at once. */
+static bool elf__may_name(Elf *elf, const char *name)
+{
+	size_t shstrndx;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return true;
+	for (size_t i = 0; i < sizeof(name_sections) / sizeof(*name_sections); i++)
+		if (elf__section_may_hold(elf, shstrndx, name_sections[i], name))
+			return true;
+	return false;
+}
+
+static bool dwarf__may_name(struct pgbt_dwarf *dw, const char *name)
+{
+	Dwarf *alt = dwarf_getalt(dw->dwarf);
+
+	return elf__may_name(dwarf_getelf(dw->dwarf), name) ||
+	       (alt && elf__may_name(dwarf_getelf(alt), name));
+}
+
 /* The DIE named NAME that WANT describes; false when there is none. */
 static bool dwarf__find(struct pgbt_dwarf *dw, enum want want, int tag,
 			const char *name, Dwarf_Die *ret)
@@ -243,7 +301,7 @@ static bool dwarf__find(struct pgbt_dwarf *dw, enum want want, int tag,
 		*ret = c->die;
 		return true;
 	}
-	if (!dwarf__scan(dw, &q))
+	if (!dwarf__may_name(dw, name) || !dwarf__scan(dw, &q))
 		return false;
 	cache__put(dw, want, tag, name, &q.die);
 	*ret = q.die;
@@ -347,7 +405,7 @@ static int path__next(const char **p, bool first, struct step *st)
 		if (first || s[1] < '0' || s[1] > '9')
 			return -1;
 		st->is_index = true;
-		st->index = strtoull(s + 1, &end, 0);
+		st->index = strtoull(s + 1, &end, 10);
 		if (*end != ']')
 			return -1;
 		*p = end + 1;
@@ -499,8 +557,11 @@ static int pos__index(struct pgbt_dwarf *dw, struct pos *pos, uint64_t index,
 		      const char *where, struct pgbt_err *err)
 {
 	uint64_t counts[MAX_DIMS], stride;
-	int n = array__dims(&pos->type, counts, MAX_DIMS);
+	int n;
 
+	if (dwarf_tag(&pos->type) != DW_TAG_array_type)
+		return pgbt_fail(err, "%s: not an array", where);
+	n = array__dims(&pos->type, counts, MAX_DIMS);
 	if (n <= pos->dim)
 		return pgbt_fail(err, "%s: cannot read the array's dimensions in the DWARF of %s",
 				 where, dw->source);
@@ -512,6 +573,8 @@ static int pos__index(struct pgbt_dwarf *dw, struct pos *pos, uint64_t index,
 	    stride == UINT64_MAX)
 		return pgbt_fail(err, "%s: element size unknown in the DWARF of %s",
 				 where, dw->source);
+	if (stride && index > (UINT64_MAX - pos->offset) / stride)
+		return pgbt_fail(err, "%s: index too large", where);
 	pos->offset += index * stride;
 	if (++pos->dim < n)
 		return 0;
@@ -579,6 +642,12 @@ int pgbt_dwarf_member(struct pgbt_dwarf *dw, const char *type,
 	struct step st;
 	int rc;
 
+	/* Syntax first, so "a..b" is reported as such, not as missing 'a'. */
+	while ((rc = path__next(&p, p == member, &st)) == 1)
+		;
+	if (rc < 0 || p == member)
+		return pgbt_fail(err, "bad member path '%s' (want a.b, a[3].b)", member);
+	p = member;
 	if (dwarf__type(dw, type, &pos.type, err) < 0)
 		return -1;
 	if (!is_aggregate(&pos.type))
@@ -596,8 +665,6 @@ int pgbt_dwarf_member(struct pgbt_dwarf *dw, const char *type,
 		if (rc < 0)
 			return -1;
 	}
-	if (rc < 0 || p == member)
-		return pgbt_fail(err, "bad member path '%s' (want a.b, a[3].b)", member);
 	if (pos__size(&pos, ret_size) < 0)
 		return pgbt_fail(err, "%s.%s: size unknown in the DWARF of %s", type,
 				 member, dw->source);

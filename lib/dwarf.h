@@ -15,7 +15,9 @@
 struct pgbt_dwarf;
 
 /* Fails with "<path>: no DWARF debug info (looked in the file, by
- * build-id and .gnu_debuglink under /usr/lib/debug[, debuginfod])". */
+ * build-id and .gnu_debuglink under <dirs>; debuginfod: on|off)". The
+ * directories are $PGBT_DEBUGINFO_PATH when set, else elfutils' default
+ * ":.debug:/usr/lib/debug". */
 struct pgbt_dwarf *pgbt_dwarf_open(const char *path, struct pgbt_err *err);
 void pgbt_dwarf_close(struct pgbt_dwarf *dw);
 
@@ -23,7 +25,8 @@ void pgbt_dwarf_close(struct pgbt_dwarf *dw);
 const char *pgbt_dwarf_source(const struct pgbt_dwarf *dw);
 
 /* Offset and byte size of MEMBER inside struct/union TYPE. TYPE is a
- * typedef name or a struct/union tag (tried in that order). MEMBER is a
+ * typedef name or a struct/union tag (in the first compile unit that has
+ * either, the typedef wins). MEMBER is a
  * path "a.b.c"; "a[3].b" indexes arrays; members of anonymous structs and
  * unions are found through them. Bit-fields fail. */
 int pgbt_dwarf_member(struct pgbt_dwarf *dw, const char *type,

@@ -309,6 +309,9 @@ _pgbt_on_exit() {
 	local status=$PGBT_EXIT_STATUS hook
 	set +e    # cleanup must run to the end whatever fails
 	trap - ERR
+	# A second Ctrl-C (or timeout's signal to the whole group) must not cut
+	# the cleanup short and leave a server running.
+	trap '' INT TERM
 	_pgbt_cleanup
 	for hook in "${_PGBT_EXIT_HOOKS[@]}"; do "$hook" "$status"; done
 	exit "$PGBT_EXIT_STATUS"

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# xid-rate, xid-events and oid-consumers under bpftrace against real
+# servers (Debian's stripped 15, source-built 17 and 18), with a known
+# workload and exact figures: session A runs K `SELECT pg_current_xact_id()`
+# and must show exactly K XIDs, each event carrying the XID it was given
+# plus one; session B creates N tables, which must show N XIDs and exactly
+# the OIDs the catalogs gave them.
+set -euo pipefail
+source "$(dirname "$0")/../lib/e2e.sh"
+
+K=40   # XIDs burnt by session A
+N=12   # tables created by session B
+
+# Renders SCRIPT for the current cluster into $E2E_TMP/SCRIPT.bt.
+render() {
+	local script=$1; shift
+	local out=$E2E_TMP/$script.bt rc=0
+	"$PGBT_GEN" "$@" "$script" >"$out" 2>"$E2E_TMP/$script.err" || rc=$?
+	check_eq "pg$V: $script renders ($(head -c 300 "$E2E_TMP/$script.err"))" "$rc" 0
+	check_contains "pg$V: $script provenance names the postmaster" \
+		"$(cat "$out")" "// postmaster: PID $CL_PID"
+}
+
+# Sum of "@MAP[PID]: n" lines in FILE (over every interval printed).
+map_sum() {
+	awk -v key="$1[$3]:" '$1 == key { s += $2 } END { print s + 0 }' "$2"
+}
+
+test_version() {
+	V=$1
+	cluster_start "$V"
+	local backend
+	backend=$(cl_psql -c "select pid from pg_stat_activity where backend_type = 'checkpointer'")
+
+	# Three ways to name the server: its data directory, a child, the postmaster.
+	render xid-rate -D "$CL_DATA" interval=1
+	render xid-events -p "$backend"
+	render oid-consumers -p "$CL_PID" interval=1
+	check_contains "pg$V: -p of a child finds its postmaster" \
+		"$(cat "$E2E_TMP/xid-events.bt")" "(parent of the named PID $backend)"
+
+	bt_start "$E2E_TMP/xid-rate.bt" "$E2E_TMP/xid-rate.out"; local bt_rate=$BT_PID
+	bt_start "$E2E_TMP/xid-events.bt" "$E2E_TMP/xid-events.out"; local bt_events=$BT_PID
+	bt_start "$E2E_TMP/oid-consumers.bt" "$E2E_TMP/oid-consumers.out"; local bt_oids=$BT_PID
+
+	# Session A: one backend, K XIDs, printing its PID first.
+	local a_out a_pid
+	a_out=$( { echo "select pg_backend_pid();"
+		   for _ in $(seq "$K"); do echo "select pg_current_xact_id();"; done; } | cl_psql)
+	a_pid=$(head -n1 <<<"$a_out")
+	# Session B: N tables with a fixed-width column (no TOAST table).
+	local b_pid
+	b_pid=$( { echo "select pg_backend_pid();"
+		   for i in $(seq "$N"); do echo "create table oidt_$i (a int);"; done; } | cl_psql)
+	local oids_made
+	oids_made=$(cl_psql -c "select (select count(*) from pg_class where relname like 'oidt\_%')
+		+ (select count(*) from pg_type where typname like 'oidt\_%' or typname like '\_oidt\_%')")
+	sleep 1.5   # let one more interval print
+	bt_stop "$bt_rate"; bt_stop "$bt_events"; bt_stop "$bt_oids"
+
+	# xid-events: one line per XID of A, carrying nextXid = XID + 1.
+	local want got
+	want=$(tail -n +2 <<<"$a_out" | awk '{ print $1 + 1 }' | paste -sd' ')
+	got=$(awk -v p="$a_pid" '$2 == p { print $3 }' "$E2E_TMP/xid-events.out" | paste -sd' ')
+	check_eq "pg$V: xid-events: A's $K events and their NEXT_XID values" "$got" "$want"
+	check_eq "pg$V: xid-events: B's CREATE TABLEs take one XID each" \
+		"$(awk -v p="$b_pid" '$2 == p' "$E2E_TMP/xid-events.out" | wc -l)" "$N"
+
+	# xid-rate: per-interval counts add up to K; the END total says K.
+	check_eq "pg$V: xid-rate: A's XIDs over the intervals" \
+		"$(map_sum @xids_by_pid "$E2E_TMP/xid-rate.out" "$a_pid")" "$K"
+	check_eq "pg$V: xid-rate: A's XIDs in the final total" \
+		"$(map_sum @total_xids_by_pid "$E2E_TMP/xid-rate.out" "$a_pid")" "$K"
+	check_eq "pg$V: xid-rate: B's XIDs in the final total" \
+		"$(map_sum @total_xids_by_pid "$E2E_TMP/xid-rate.out" "$b_pid")" "$N"
+
+	# oid-consumers: B's OIDs are exactly those the catalogs hold; A took none.
+	check_eq "pg$V: oid-consumers: B's OIDs = relations + types created ($oids_made)" \
+		"$(map_sum @total_oids_by_pid "$E2E_TMP/oid-consumers.out" "$b_pid")" "$oids_made"
+	check_eq "pg$V: oid-consumers: B's OIDs over the intervals" \
+		"$(map_sum @oids_by_pid "$E2E_TMP/oid-consumers.out" "$b_pid")" "$oids_made"
+	check_eq "pg$V: oid-consumers: A took no OID" \
+		"$(map_sum @total_oids_by_pid "$E2E_TMP/oid-consumers.out" "$a_pid")" 0
+
+	cluster_stop
+}
+
+for v in $PGBT_E2E_VERSIONS; do
+	test_version "$v"
+done
+e2e_done
