@@ -107,9 +107,9 @@ backend_pids() {
 	cl_psql -c "select string_agg(pid::text, ' ' order by pid) from pg_stat_activity where application_name = '$1'"
 }
 
-# One session that takes about 10 XIDs a second (each pg_current_xact_id()
-# in its own transaction) and once a second creates and drops a temporary
-# table, which takes OIDs, for SECS seconds.
+# One session, for SECS seconds: about 10 pg_current_xact_id() a second,
+# each its own transaction, and once a second a temporary table created and
+# dropped (2 more XIDs, and OIDs for oid-consumers).
 burn_xids() {
 	local secs=$1 i
 	for ((i = 0; i < secs * 10; i++)); do
@@ -137,8 +137,8 @@ start_workload() {
 		{ cat "$tmp/pgbench.log" >&2; die "the workload's sessions did not show up in pg_stat_activity"; }
 	echo "    pgbench, 2 clients, about $TPS transactions/s in all, one XID each:"
 	echo "        backend PIDs $bench"
-	echo "    a psql session taking about 10 XIDs/s (pg_current_xact_id()) and"
-	echo "    creating a temporary table every second (a few OIDs each):"
+	echo "    a psql session taking about 12 XIDs/s: 10 pg_current_xact_id() calls, and"
+	echo "    a temporary table created and dropped (which also takes OIDs) every second:"
 	echo "        backend PID $burner"
 	echo "    Other PIDs you may see are the server's own (autovacuum, checkpointer...)."
 }

@@ -28,8 +28,8 @@ static int render_script(const struct cli *cli)
 			goto fail_template;
 	pgbt_template_needs(&tpl, &needs);
 	if (cli->bin && needs.live) {
-		pgbt_fail(&err, "%s needs a running server ({{ %s }} is an address in its "
-			  "memory); name one with -p PID or -D DATADIR instead of --bin",
+		pgbt_fail(&err, "%s needs a running server: {{ %s }} is known only from "
+			  "the live process; name one with -p PID or -D DATADIR instead of --bin",
 			  tpl.name, needs.live_expr);
 		goto fail_template;
 	}

@@ -231,7 +231,8 @@ static void needs_of(const struct pgbt_template *tpl, const char *e, struct pgbt
 		}
 	}
 	if (e[0] == '&' || strncmp(e, "postmaster.pid", 14) == 0 || strncmp(e, "datadir", 7) == 0) {
-		if (!n->live)
+		/* name an address if there is one: it says more than a PID */
+		if (!n->live || (e[0] == '&' && n->live_expr[0] != '&'))
 			pgbt_trim(e, strcspn(e, "}"), n->live_expr, sizeof(n->live_expr));
 		n->live = true;
 	}

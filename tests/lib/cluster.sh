@@ -117,10 +117,20 @@ _pgbt_cl_clear
 
 # Runs a command as postgres from DIR: PostgreSQL programs resolve their own
 # path by chdir'ing and warn when they cannot get back to root's cwd.
+# setpriv execs the command itself, so signals reach it directly; runuser
+# (the fallback) stays as its parent and answers SIGTERM with "Session
+# terminated" and a 2 s grace period.
 _pgbt_as_postgres() {
 	local dir=$1; shift
-	(cd "$dir" && runuser -u postgres -- "$@")
+	if command -v setpriv >/dev/null; then
+		(cd "$dir" && HOME=$_PGBT_PG_HOME USER=postgres LOGNAME=postgres \
+			exec setpriv --reuid=postgres --regid=postgres --init-groups -- "$@")
+	else
+		(cd "$dir" && exec runuser -u postgres -- "$@")
+	fi
 }
+_PGBT_PG_HOME=$(getent passwd postgres | cut -d: -f6)
+: "${_PGBT_PG_HOME:=/}"
 
 cluster_start() {
 	local name=
@@ -247,8 +257,8 @@ cl_psql() {
 cl_run() {
 	[[ -n $CL_NAME ]] || { echo "cl_run: no current cluster (cluster_start first)" >&2; return 1; }
 	local prog=${1:?usage: cl_run PROG ARGS...}; shift
-	(cd "$CL_DIR" && PGHOST=$CL_SOCK PGPORT=$CL_PORT PGDATABASE=postgres PGUSER=postgres \
-		runuser -u postgres -- "$CL_BIN/$prog" "$@")
+	PGHOST=$CL_SOCK PGPORT=$CL_PORT PGDATABASE=postgres PGUSER=postgres \
+		_pgbt_as_postgres "$CL_DIR" "$CL_BIN/$prog" "$@"
 }
 
 pgbt_bg() {
@@ -274,8 +284,9 @@ _pgbt_descendants() {
 
 pgbt_bg_stop() {
 	local pid=${1:?usage: pgbt_bg_stop PID [SIG]} sig=${2:-TERM} i tree
-	# Children first, collected before the parent dies and they reparent.
-	tree="$(_pgbt_descendants "$pid") $pid"
+	# The whole tree, collected before anything dies and reparents. Parents
+	# go first, so a shell does not live to report "Terminated" for its child.
+	tree="$pid $(_pgbt_descendants "$pid")"
 	kill -"$sig" $tree 2>/dev/null || true
 	for ((i = 0; i < 50; i++)); do
 		pgbt_alive "$pid" || break

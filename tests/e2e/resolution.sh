@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# What pgbt-gen resolves is what gdb says: on the builds with debug info
+# (15, 17, 18 from source), every address in the rendered scripts equals
+# gdb's `print &TransamVariables->nextXid` (ShmemVariableCache on 15), and
+# every fact of the built-in layouts equals the DWARF of its major. Debug
+# info in a separate file is found by build-id.
+set -euo pipefail
+source "$(dirname "$0")/../lib/e2e.sh"
+
+TEMPLATES=$PGBT_ROOT/tests/e2e/templates
+
+# The address on the watchpoint line of a rendered script.
+watch_addr() {
+	sed -n 's/^watchpoint:\(0x[0-9a-f]*\):.*/\1/p' "$1"
+}
+
+# gdb's answer for EXPR in the postmaster.
+gdb_addr() {
+	gdb -q -batch -p "$CL_PID" -ex "print $1" 2>/dev/null |
+		sed -n 's/^\$1 = ([^)]*) \(0x[0-9a-f]*\).*/\1/p'
+}
+
+test_against_gdb() {
+	local v=$1 major=${1%-debug} var=TransamVariables
+	[[ $major == 15 ]] && var=ShmemVariableCache
+	cluster_start "$v"
+	"$PGBT_GEN" -p "$CL_PID" xid-rate >"$E2E_TMP/xid.bt"
+	"$PGBT_GEN" -p "$CL_PID" oid-consumers >"$E2E_TMP/oid.bt"
+	local want
+	want=$(gdb_addr "&$var->nextXid")
+	check_eq "pg$v: &$var->nextXid as gdb prints it" "$(watch_addr "$E2E_TMP/xid.bt")" "$want"
+	check_contains "pg$v: gdb answered" "$want" "0x"
+	check_eq "pg$v: &$var->nextOid as gdb prints it" "$(watch_addr "$E2E_TMP/oid.bt")" \
+		"$(gdb_addr "&$var->nextOid")"
+	check_contains "pg$v: types came from DWARF" "$(cat "$E2E_TMP/xid.bt")" \
+		"// types:      DWARF in $CL_BIN/postgres"
+	cluster_stop
+}
+
+test_layouts() {
+	local major=$1 out rc=0
+	out=$("$PGBT_GEN" check-layouts --bin "$PGBT_CACHE/pg$major/bin/postgres" 2>&1) || rc=$?
+	check_eq "layout $major matches the DWARF of pg$major ($out)" "$rc" 0
+	check_contains "layout $major: facts checked" "$out" "0 mismatches"
+}
+
+# A stripped server whose debug info lives in a .build-id tree, the way
+# distributions ship -dbgsym packages.
+test_build_id_lookup() {
+	local bin=$PGBT_CACHE/pg17/bin/postgres dir=$E2E_TMP/debug id out
+	id=$(readelf -n "$bin" | sed -n 's/.*Build ID: *//p')
+	mkdir -p "$dir/.build-id/${id:0:2}"
+	objcopy --only-keep-debug "$bin" "$dir/.build-id/${id:0:2}/${id:2}.debug"
+	strip -o "$E2E_TMP/postgres" "$bin"
+	out=$(PGBT_DEBUGINFO_PATH=$dir "$PGBT_GEN" --scripts-dir "$TEMPLATES" \
+		--bin "$E2E_TMP/postgres" transam-offsets)
+	check_contains "stripped 17: debug info found by build-id" "$out" \
+		"// types:      DWARF in $dir/.build-id/${id:0:2}/${id:2}.debug"
+	check_contains "stripped 17: offset from it" "$out" "nextXid at %d, n=%d\\n\", 8,"
+}
+
+for v in 15-debug 17 18; do
+	test_against_gdb "$v"
+done
+for major in 15 17 18; do
+	test_layouts "$major"
+done
+test_build_id_lookup
+e2e_done
