@@ -63,7 +63,7 @@ preflight() {
 # Renders the script into FILE; on failure shows pgbt-gen's message.
 render() {
 	local file=$1
-	say "Rendering: pgbt-gen ${target[*]} $script ${params[*]}"
+	say "Rendering: $(echo pgbt-gen "${target[@]}" "$script" "${params[@]}")"
 	if ! "$PGBT_GEN" "${target[@]}" "$script" "${params[@]}" >"$file" 2>"$file.err"; then
 		cat "$file.err" >&2
 		die "pgbt-gen could not render '$script' for ${target[*]} (message above; 'pgbt-gen list' shows the scripts)"
@@ -126,7 +126,7 @@ start_workload() {
 
 	say "Starting the workload for ${WORKLOAD_SECS} s, in the background"
 	pgbt_bg cl_run pgbench -n -c 2 -j 1 -R "$TPS" -T "$WORKLOAD_SECS" >"$tmp/pgbench.log" 2>&1
-	pgbt_bg burn_xids "$WORKLOAD_SECS"
+	pgbt_bg burn_xids "$WORKLOAD_SECS" 2>"$tmp/burner.log"
 	# Their backends are what pgbt sees: wait until both clients are in.
 	for ((i = 0; i < 50; i++)); do
 		bench=$(backend_pids pgbench) burner=$(backend_pids pgbt-demo-xid)

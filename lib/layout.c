@@ -1,6 +1,9 @@
 #include "layout.h"
 
+#include "embedded.h"
+
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -282,4 +285,69 @@ int pgbt_layout_check(const struct pgbt_layout *layout, struct pgbt_dwarf *dw,
 		bad += check_fact(&layout->facts[i], dw, out, outlen, err);
 	*ret_checked = layout->n;
 	return bad;
+}
+
+/* "lib/layouts/17.layout" and "lib/layouts/17-waits.layout" belong to 17. */
+static int file_major(const char *path)
+{
+	const char *base = "lib/layouts/", *p;
+	size_t l = strlen(path);
+	int major = 0;
+
+	if (strncmp(path, base, strlen(base)) != 0 || l < 8 || strcmp(path + l - 7, ".layout") != 0)
+		return 0;
+	for (p = path + strlen(base); *p >= '0' && *p <= '9'; p++)
+		major = major * 10 + (*p - '0');
+	return (*p == '.' || *p == '-') ? major : 0;
+}
+
+static int merge(struct pgbt_layout *into, struct pgbt_layout *from)
+{
+	struct pgbt_fact *f = realloc(into->facts, (into->n + from->n) * sizeof(*f));
+
+	if (!f && into->n + from->n)
+		return -1;
+	into->facts = f;
+	memcpy(into->facts + into->n, from->facts, from->n * sizeof(*f));
+	into->n += from->n;
+	free(from->facts);   /* the enum name lists moved to into */
+	from->facts = NULL;
+	from->n = 0;
+	return 0;
+}
+
+int pgbt_layout_builtin(int major, struct pgbt_layout *ret, struct pgbt_err *err)
+{
+	bool found = false;
+
+	memset(ret, 0, sizeof(*ret));
+	for (const struct pgbt_embedded *e = pgbt_embedded_files; e->path; e++) {
+		struct pgbt_layout one;
+		if (file_major(e->path) != major)
+			continue;
+		if (pgbt_layout_parse(e->path, e->data, e->len, &one, err) < 0 ||
+		    merge(ret, &one) < 0) {
+			pgbt_layout_free(ret);
+			return -1;
+		}
+		found = true;
+	}
+	ret->major = major;
+	ret->origin = "built-in layout";
+	return found ? 0 : 1;
+}
+
+void pgbt_layout_builtin_majors(char *ret, size_t len)
+{
+	size_t used = 0;
+	int last = 0;
+
+	ret[0] = '\0';
+	for (const struct pgbt_embedded *e = pgbt_embedded_files; e->path; e++) {
+		int major = file_major(e->path);
+		if (!major || major == last || used >= len)
+			continue;
+		used += (size_t)snprintf(ret + used, len - used, "%s%d", used ? ", " : "", major);
+		last = major;
+	}
 }

@@ -4,7 +4,8 @@
  * compiled into pgbt-gen) and every fact is checked against the DWARF of a
  * build of that major by `pgbt-gen check-layouts` in the tests.
  *
- * One fact per line, '#' starts a comment:
+ * Files are named MAJOR.layout or MAJOR-FAMILY.layout (e.g. 17-waits.layout);
+ * the files of one major are merged. One fact per line, '#' starts a comment:
  *   major 15
  *   var ShmemVariableCache VariableCacheData 1      (type, pointer depth)
  *   member VariableCacheData nextXid 8 8            (offset, size)
@@ -44,6 +45,14 @@ struct pgbt_layout {
 int pgbt_layout_parse(const char *origin, const char *text, size_t len,
 		      struct pgbt_layout *ret, struct pgbt_err *err);
 void pgbt_layout_free(struct pgbt_layout *layout);
+
+/* The built-in layout for a major: every embedded lib/layouts/MAJOR.layout
+ * and lib/layouts/MAJOR-*.layout (one file per script family), merged.
+ * Returns 1 when there is none, -1 on a parse error. */
+int pgbt_layout_builtin(int major, struct pgbt_layout *ret, struct pgbt_err *err);
+
+/* The majors that have a built-in layout, as "15, 17, 18". */
+void pgbt_layout_builtin_majors(char *ret, size_t len);
 
 const struct pgbt_fact *pgbt_layout_find(const struct pgbt_layout *layout,
 					 enum pgbt_fact_kind kind,

@@ -1,7 +1,5 @@
 #include "target.h"
 
-#include "embedded.h"
-
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,8 +128,8 @@ void pgbt_target_close(struct pgbt_target *t)
 /* Opens DWARF on first use; without it, loads the built-in layout. */
 static void open_types(struct pgbt_target *t)
 {
-	char name[64];
 	struct pgbt_err err;
+	int rc;
 
 	if (t->types_opened)
 		return;
@@ -139,27 +137,11 @@ static void open_types(struct pgbt_target *t)
 	t->dwarf = pgbt_dwarf_open(t->path, &t->dwarf_err);
 	if (t->dwarf)
 		return;
-	snprintf(name, sizeof(name), "lib/layouts/%d.layout", t->major);
-	for (const struct pgbt_embedded *e = pgbt_embedded_files; e->path; e++) {
-		if (strcmp(e->path, name) != 0)
-			continue;
-		if (pgbt_layout_parse(e->path, e->data, e->len, &t->layout, &err) == 0)
-			t->has_layout = true;
-		else    /* a bug in pgbt's own data: say so rather than hide it */
-			pgbt_fail(&t->dwarf_err, "%s; %s", t->dwarf_err.msg, err.msg);
-	}
-}
-
-static void layouts_known(char *ret, size_t len)
-{
-	size_t used = 0;
-
-	ret[0] = '\0';
-	for (const struct pgbt_embedded *e = pgbt_embedded_files; e->path; e++) {
-		int major;
-		if (sscanf(e->path, "lib/layouts/%d.layout", &major) == 1 && used < len)
-			used += (size_t)snprintf(ret + used, len - used, "%s%d", used ? ", " : "", major);
-	}
+	rc = pgbt_layout_builtin(t->major, &t->layout, &err);
+	if (rc == 0)
+		t->has_layout = true;
+	else if (rc < 0)    /* a bug in pgbt's own data: say so rather than hide it */
+		pgbt_fail(&t->dwarf_err, "%s; %s", t->dwarf_err.msg, err.msg);
 }
 
 void pgbt_target_types_origin(struct pgbt_target *t, char *ret, size_t len)
@@ -189,7 +171,7 @@ static int types_source(struct pgbt_target *t, char *how, struct pgbt_err *err)
 		snprintf(how, PGBT_HOW_LEN, "built-in layout for PostgreSQL %d", t->major);
 		return 0;
 	}
-	layouts_known(known, sizeof(known));
+	pgbt_layout_builtin_majors(known, sizeof(known));
 	return pgbt_fail(err, "%s (PostgreSQL %d), and pgbt has no built-in layout for "
 			 "PostgreSQL %d (it has %s); install the server's debug symbols "
 			 "or set DEBUGINFOD_URLS", t->dwarf_err.msg, t->major, t->major, known);

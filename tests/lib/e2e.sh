@@ -43,6 +43,11 @@
 
 source "$(dirname "${BASH_SOURCE[0]}")/cluster.sh"
 
+# One e2e script (or bench run) at a time on a machine: they share the 4
+# debug registers that watchpoints use, and timings need the cores.
+exec {PGBT_LOCK_FD}>/tmp/pgbt-e2e.lock
+flock "$PGBT_LOCK_FD"
+
 set -Eeuo pipefail    # -E: the ERR trap below also sees failures in functions
 
 : "${PGBT_GEN:=$PGBT_ROOT/build/pgbt-gen}"
