@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The command line and the installation: list shows every script with what
+# it needs; --help and --version; `make install` puts the binary, the
+# templates and the man page under DESTDIR/PREFIX; a copied pgbt-gen works
+# alone (templates are built in) and --scripts-dir overrides them.
+set -euo pipefail
+source "$(dirname "$0")/../lib/e2e.sh"
+
+test_list() {
+	local out f name summary
+	out=$("$PGBT_GEN" list)
+	check_contains "list: header" "$out" "SCRIPT"
+	for f in "$PGBT_ROOT"/scripts/*.bt; do
+		name=$(basename "$f" .bt)
+		summary=$(sed -n "s/^ \* $name\t//p" "$f" | head -n1)
+		check_contains "list: $name with its summary" "$out" "$summary"
+	done
+	check_contains "list: what xid-rate needs" "$(grep '^xid-rate ' <<<"$out")" \
+		"running server, DWARF or layout"
+}
+
+test_help_version() {
+	local out rc=0
+	out=$("$PGBT_GEN" --help) || rc=$?
+	check_eq "--help exits 0" "$rc" 0
+	check_contains "--help: usage" "$out" "Usage: pgbt-gen [TARGET] SCRIPT [NAME=VALUE...]"
+	check_eq "--version" "$("$PGBT_GEN" --version)" \
+		"pgbt-gen $(sed -n 's/^VERSION *:= *//p' "$PGBT_ROOT/Makefile")"
+}
+
+test_install() {
+	local dest=$E2E_TMP/dest
+	make -s -C "$PGBT_ROOT" install DESTDIR="$dest" PREFIX=/opt/pgbt >/dev/null
+	check_eq "install: binary" "$(test -x "$dest/opt/pgbt/bin/pgbt-gen" && echo yes)" yes
+	check_eq "install: templates" "$(ls "$dest/opt/pgbt/share/pgbt/scripts" | paste -sd' ')" \
+		"$(cd "$PGBT_ROOT/scripts" && ls ./*.bt | sed 's|^\./||' | paste -sd' ')"
+	check_contains "install: man page renders" \
+		"$(MANWIDTH=200 man -l "$dest/opt/pgbt/share/man/man1/pgbt-gen.1" 2>/dev/null | col -bx | tr -s " ")" "pgbt-gen - render bpftrace"
+
+	# A copy of the binary alone, in an empty directory, renders for a live
+	# server exactly what the build tree's does.
+	mkdir -p "$E2E_TMP/alone" && cp "$dest/opt/pgbt/bin/pgbt-gen" "$E2E_TMP/alone/"
+	cluster_start 15
+	local a b
+	a=$(cd "$E2E_TMP/alone" && ./pgbt-gen -p "$CL_PID" xid-events)
+	b=$("$PGBT_GEN" -p "$CL_PID" xid-events)
+	check_eq "copied binary renders the same script" "$a" "$b"
+	check_contains "copied binary: built-in template" "$a" "from xid-events (built in)"
+	# --scripts-dir: the installed templates give the same body, with their origin.
+	a=$("$PGBT_GEN" --scripts-dir "$dest/opt/pgbt/share/pgbt/scripts" -p "$CL_PID" xid-events)
+	check_contains "--scripts-dir names the file" "$a" \
+		"from xid-events ($dest/opt/pgbt/share/pgbt/scripts/xid-events.bt)"
+	check_eq "--scripts-dir: same program" "$(grep -v '^// Rendered' <<<"$a")" \
+		"$(grep -v '^// Rendered' <<<"$b")"
+	cluster_stop
+}
+
+test_list
+test_help_version
+test_install
+e2e_done
