@@ -361,6 +361,21 @@ int pgbt_eval_cond(struct pgbt_eval *ev, const char *cond_in, bool *ret, struct 
 	struct pgbt_err ignored;
 
 	pgbt_trim(cond_in, strlen(cond_in), cond, sizeof(cond));
+	/* "A || B" binds looser than "A && B"; both evaluate every operand. */
+	for (int pass = 0; pass < 2; pass++) {
+		const char *op = pass == 0 ? "||" : "&&";
+		char *p = strstr(cond, op);
+		bool a, b;
+
+		if (!p)
+			continue;
+		*p = '\0';
+		if (pgbt_eval_cond(ev, cond, &a, err) < 0 ||
+		    pgbt_eval_cond(ev, p + 2, &b, err) < 0)
+			return -1;
+		*ret = pass == 0 ? (a || b) : (a && b);
+		return 0;
+	}
 	if (cond[0] == '!') {
 		if (pgbt_eval_cond(ev, cond + 1, ret, err) < 0)
 			return -1;

@@ -22,7 +22,8 @@
  * Blocks, on lines of their own or inline:
  *   {{if usdt(postgresql:query__start)}} ... {{else}} ... {{end}}
  *        conditions: usdt(P:N), symbol(NAME), live, major OP N,
- *        $param == value (OP: == != < <= > >=), negated with "!"
+ *        $param == value (OP: == != < <= > >=), negated with "!",
+ *        joined with "&&" and "||" (&& binds tighter; no parentheses)
  *   {{for E in enum(WaitEventIO)}} @names[{{E.value}}] = "{{E.name}}"; {{end}}
  */
 #ifndef PGBT_TEMPLATE_H

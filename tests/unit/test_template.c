@@ -140,6 +140,15 @@ static void test_language(struct pgbt_target *t)
 	       NULL, "inner\n");
 	expect(t, HEADER "//@ param m choice:a|b a mode\n{{if $m == b}}B{{else}}A{{end}}\n",
 	       "m=b", "B\n");
+	/* && binds tighter than ||; "!" applies to one operand */
+	expect(t, HEADER "//@ param m choice:a|b a mode\n{{if $m == b || !symbol(Nope)}}Y{{end}}\n",
+	       NULL, "Y\n");
+	expect(t, HEADER "//@ param m choice:a|b a mode\n{{if $m == b && symbol(Counters)}}Y{{else}}N{{end}}\n",
+	       NULL, "N\n");
+	expect(t, HEADER "{{if major == 1 && symbol(Nope) || major == 17 && symbol(Counters)}}Y{{end}}\n",
+	       NULL, "Y\n");
+	expect(t, HEADER "{{if major == 17 && symbol(Nope) || major == 1}}Y{{else}}N{{end}}\n",
+	       NULL, "N\n");
 	/* the provenance block replaces the directives, after the header */
 	expect(t, HEADER "//@ let z = major\n{{z}}\n", NULL, " */\n// Rendered by pgbt-gen");
 
