@@ -423,26 +423,37 @@ int pgbt_proc_exe_id(pid_t pid, unsigned *ret_major, unsigned *ret_minor,
 	return 0;
 }
 
+static bool same_file(const char *path, const struct stat *want)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && st.st_dev == want->st_dev && st.st_ino == want->st_ino;
+}
+
 int pgbt_proc_exe_path(pid_t pid, char *ret, size_t len, struct pgbt_err *err)
 {
-	char exe[PATH_MAX], self_root[PATH_MAX];
-	struct stat theirs, ours;
-	int n;
+	char exe[PATH_MAX], path[3][PATH_MAX + 64];
+	struct stat target;
 
 	if (pgbt_proc_exe(pid, exe, sizeof(exe), err) < 0 ||
-	    stat_proc(pid, "root", &theirs, err) < 0)
+	    stat_proc(pid, "exe", &target, err) < 0)
 		return -1;
-	snprintf(self_root, sizeof(self_root), "%s/self/root", proc_root());
-	if (stat(self_root, &ours) < 0)
-		return pgbt_fail(err, "%s: %s", self_root, strerror(errno));
-	if (theirs.st_dev == ours.st_dev && theirs.st_ino == ours.st_ino)
-		n = snprintf(ret, len, "%s", exe);
-	else /* In a container: reach its file system through its root. */
-		n = snprintf(ret, len, "%s/%d/root%s", proc_root(), (int)pid, exe);
-	if (n < 0 || (size_t)n >= len)
-		return pgbt_fail(err, "process %d: executable path longer than %zu bytes",
-				 (int)pid, len - 1);
-	return 0;
+	/* The first of these that is the process's executable: its own path
+	 * (same file system view as ours), the path under its root (a
+	 * container, or another mount namespace), the /proc link itself. */
+	snprintf(path[0], sizeof(path[0]), "%s", exe);
+	snprintf(path[1], sizeof(path[1]), "%s/%d/root%s", proc_root(), (int)pid, exe);
+	snprintf(path[2], sizeof(path[2]), "%s/%d/exe", proc_root(), (int)pid);
+	for (int i = 0; i < 3; i++) {
+		if (i < 2 && !same_file(path[i], &target))
+			continue;
+		if (strlen(path[i]) >= len)
+			return pgbt_fail(err, "process %d: executable path longer than %zu bytes",
+					 (int)pid, len - 1);
+		snprintf(ret, len, "%s", path[i]);
+		return 0;
+	}
+	return -1;
 }
 
 int pgbt_proc_cwd(pid_t pid, char *ret, size_t len, struct pgbt_err *err)

@@ -58,9 +58,10 @@ int pgbt_proc_exe(pid_t pid, char *ret, size_t len, struct pgbt_err *err);
 int pgbt_proc_exe_id(pid_t pid, unsigned *ret_major, unsigned *ret_minor,
 		     uint64_t *ret_inode, struct pgbt_err *err);
 
-/* A path through which this process can open the process's executable:
- * the exe path when the process shares our root directory, else
- * "/proc/PID/root" + exe path (a process in a container). */
+/* A path through which we (and bpftrace) can open the process's
+ * executable: the exe path when it names the same file for us, else
+ * "/proc/PID/root" + exe path (a container, or another mount namespace),
+ * else "/proc/PID/exe". */
 int pgbt_proc_exe_path(pid_t pid, char *ret, size_t len, struct pgbt_err *err);
 
 /* readlink of /proc/PID/cwd. The postmaster's is its data directory. */

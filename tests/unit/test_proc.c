@@ -706,9 +706,11 @@ static void test_fake_tree(const char *root)
 
 	CHECK(pgbt_proc_exe_path(100, buf, sizeof(buf), &err) == 0);
 	CHECK_STR(buf, pg);
-	FMT(want, "%s/400/root%s", root, pg);
+	/* 400 has its own root, but its exe path names the same file for us
+	 * too, so that path is used. (A path seen only inside another mount
+	 * namespace is tested for real in tests/e2e/container.sh.) */
 	CHECK(pgbt_proc_exe_path(400, buf, sizeof(buf), &err) == 0);
-	CHECK_STR(buf, want);
+	CHECK_STR(buf, pg);
 
 	FMT(path, "%s/postmaster.pid", data);
 	write_file(path, "100\n");
