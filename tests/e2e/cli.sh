@@ -55,7 +55,22 @@ test_install() {
 	cluster_stop
 }
 
+# A template chooses USDT where the build has the probe (Debian's 15 is
+# built with --enable-dtrace), a uprobe where not (a copy with its notes
+# removed).
+test_usdt_choice() {
+	local pg15=/usr/lib/postgresql/15/bin/postgres templates=$PGBT_ROOT/tests/e2e/templates
+	check_contains "USDT where the build has it" \
+		"$("$PGBT_GEN" --scripts-dir "$templates" --bin "$pg15" probe-choice)" \
+		"usdt:$pg15:postgresql:query__start"
+	objcopy --remove-section .note.stapsdt "$pg15" "$E2E_TMP/postgres-nousdt"
+	check_contains "a uprobe where it does not" \
+		"$("$PGBT_GEN" --scripts-dir "$templates" --bin "$E2E_TMP/postgres-nousdt" probe-choice)" \
+		"uprobe:$E2E_TMP/postgres-nousdt:exec_simple_query"
+}
+
 test_list
 test_help_version
+test_usdt_choice
 test_install
 e2e_done

@@ -10,7 +10,7 @@ source "$(dirname "$0")/../lib/e2e.sh"
 
 # A child test script that sources e2e.sh; prints its path.
 child_script() {
-	local name=$1 body=$2 f=$E2E_TMP/$1.sh
+	local body=$2 f=$E2E_TMP/$1.sh
 	printf 'set -euo pipefail\nsource %q\n%s\n' "$PGBT_ROOT/tests/lib/e2e.sh" "$body" >"$f"
 	echo "$f"
 }
@@ -114,10 +114,16 @@ test_two_clusters() {
 		return 0
 	fi
 	local port2=$CL_PORT pid2=$CL_PID
-	[[ $port1 != "$port2" ]] && pass "two clusters: distinct ports $port1 $port2" ||
+	if [[ $port1 != "$port2" ]]; then
+		pass "two clusters: distinct ports $port1 $port2"
+	else
 		fail "two clusters: both on port $port1"
-	[[ $pid1 != "$pid2" ]] && pass "two clusters: distinct postmasters" ||
+	fi
+	if [[ $pid1 != "$pid2" ]]; then
+		pass "two clusters: distinct postmasters $pid1 $pid2"
+	else
 		fail "two clusters: same postmaster $pid1"
+	fi
 	check_eq "two clusters: two: server major" \
 		"$(cl_psql -c "select current_setting('server_version_num')::int / 10000")" "${b%-debug}"
 	check_eq "two clusters: two does not see one's table" \

@@ -82,7 +82,7 @@ pg_bindir() {
 _pgbt_port_busy() {
 	local port=$1 name rec p
 	[[ -n $(ss -Hltn "sport = :$port" 2>/dev/null) ]] && return 0
-	ss -Hlx 2>/dev/null | grep -q "\.s\.PGSQL\.$port[[:space:]]" && return 0
+	ss -Hlx 2>/dev/null | grep -q "\.s\.PGSQL\.${port}[[:space:]]" && return 0
 	for name in "${!_PGBT_CLUSTERS[@]}"; do
 		rec=${_PGBT_CLUSTERS[$name]}
 		IFS=$'\t' read -r _ _ _ p _ <<<"$rec"
@@ -123,11 +123,21 @@ _pgbt_cl_clear
 _pgbt_as_postgres() {
 	local dir=$1; shift
 	if command -v setpriv >/dev/null; then
-		(cd "$dir" && HOME=$_PGBT_PG_HOME USER=postgres LOGNAME=postgres \
+		(cd "$dir" && _pgbt_close_lock && HOME=$_PGBT_PG_HOME USER=postgres LOGNAME=postgres \
 			exec setpriv --reuid=postgres --regid=postgres --init-groups -- "$@")
 	else
-		(cd "$dir" && exec runuser -u postgres -- "$@")
+		(cd "$dir" && _pgbt_close_lock && exec runuser -u postgres -- "$@")
 	fi
+}
+
+# e2e.sh holds a lock on an fd (PGBT_LOCK_FD) while a test runs. A server
+# (pg_ctl detaches it) or a background process that outlived a killed test
+# would hold it forever and hang every later test: they do not inherit it.
+_pgbt_close_lock() {
+	if [[ -n ${PGBT_LOCK_FD:-} ]]; then
+		exec {PGBT_LOCK_FD}>&-
+	fi
+	return 0
 }
 _PGBT_PG_HOME=$(getent passwd postgres | cut -d: -f6)
 : "${_PGBT_PG_HOME:=/}"
@@ -262,7 +272,12 @@ cl_run() {
 }
 
 pgbt_bg() {
-	"$@" &
+	# A command is exec'd, so BG_PID is its own PID (signals reach it).
+	if [[ $(type -t "$1") == file ]]; then
+		(_pgbt_close_lock; exec "$@") &
+	else
+		(_pgbt_close_lock; "$@") &
+	fi
 	BG_PID=$!
 	_PGBT_BG_PIDS+=("$BG_PID")
 }

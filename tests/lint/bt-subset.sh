@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Checks a rendered bpftrace program against the language subset that runs
+# on bpftrace 0.17 through current releases, and against pgbt's own rules.
+# Prints one line per violation ("FILE:LINE: rule") and exits 1 if any.
+#
+#   tests/lint/bt-subset.sh rendered.bt [POSTMASTER_PID]
+#
+# With POSTMASTER_PID, every probe that can fire for foreign processes
+# (uprobes, USDT, watchpoints, tracepoints, profile) must carry a predicate
+# naming it, or testing state that such a filtered probe set for this
+# process (@map[pid], @map[tid]): uprobes and system-wide watchpoints fire
+# for any process, and -p does not filter uprobes before bpftrace 0.20.
+set -euo pipefail
+file=${1:?usage: bt-subset.sh FILE [POSTMASTER_PID]}
+pm=${2:-}
+
+awk -v file="$file" -v pm="$pm" '
+function bad(rule) { printf("%s:%d: %s\n", file, NR, rule); n++ }
+# Code only: drop /* */ blocks and // comments (strings keep their slashes).
+{
+	line = $0
+	if (in_block) { if (sub(/.*\*\//, "", line)) in_block = 0; else next }
+	while (match(line, /\/\*/)) {
+		rest = substr(line, RSTART + 2)
+		if (match(rest, /\*\//)) line = substr(line, 1, RSTART - 1) substr(rest, RSTART + 2)
+		else { line = substr(line, 1, RSTART - 1); in_block = 1 }
+	}
+	sub(/^[ \t]*\/\/.*/, "", line)
+	sub(/[ \t]+\/\/[^"]*$/, "", line)
+}
+line ~ /\{\{|\}\}/                      { bad("unrendered placeholder") }
+line ~ /^BEGIN/                         { if (++begins > 1) bad("more than one BEGIN") }
+line ~ /^END/                           { if (++ends > 1) bad("more than one END") }
+line ~ /(^|[^a-z_])config[ \t]*=/       { bad("config block (bpftrace >= 0.20)") }
+line ~ /(^|[;{ \t])let[ \t]/            { bad("let (bpftrace >= 0.22)") }
+line ~ /(^|[;{ \t])(for|while)[ \t]*\(/ { bad("loop (not in 0.17)") }
+line ~ /(^|[;{ \t])(break|continue)[ \t]*;/ { bad("break/continue") }
+line ~ /offsetof[ \t]*\(/               { bad("offsetof() (bpftrace >= 0.18): emit numbers") }
+line ~ /uaddr[ \t]*\(/                  { bad("uaddr() (unrelocated before 0.25): emit addresses") }
+line ~ /(^|[^a-z_])args\./              { bad("args.field (>= 0.19): use args->field") }
+line ~ /^(interval|profile):([a-z]+:)?[0-9]+(ns|us|ms|s|m|h|hz)([ \t,{].*)?$/ { bad("duration literal in probe: use interval:s:N") }
+line ~ /^(kprobe|kretprobe|kfunc|kretfunc|fentry|fexit):/ { bad("kprobes are not available on the kernels pgbt targets") }
+line ~ /^watchpoint:/ {
+	if (line !~ /^watchpoint:0x[0-9a-f]+:[1248]:(w|rw)[ \t]*$/) bad("watchpoint not as watchpoint:0xADDR:LEN:w|rw")
+	if (++watchpoints > 4) bad("more than 4 watchpoints (4 debug registers)")
+}
+# A probe that can fire for other processes must filter to the cluster.
+line ~ /^(uprobe|uretprobe|usdt|watchpoint|tracepoint|profile|software|rawtracepoint):/ {
+	want_filter = NR; next
+}
+want_filter && line ~ /^[ \t]*$/ { next }
+want_filter {
+	# Either the postmaster itself, or state a filtered probe keyed by
+	# this process (@map[pid] / @map[tid]).
+	if (pm != "" && (line !~ /^\// || (index(line, pm) == 0 && line !~ /@[A-Za-z_0-9]+\[(pid|tid)\]/))) {
+		printf("%s:%d: probe without a predicate naming the postmaster %s\n", file, want_filter, pm)
+		n++
+	}
+	want_filter = 0
+}
+END { exit n ? 1 : 0 }
+' "$file"
