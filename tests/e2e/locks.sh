@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# lock-waits (and locks) under bpftrace against real servers (Debian's
+# stripped 15, source-built 17 and 18) with induced, known contention:
+#   - session A holds ACCESS EXCLUSIVE on t until B's SELECT waits, then
+#     600 ms more: B waits ~600 ms on relation t in AccessShareLock, and the
+#     release that ends it is A's;
+#   - C holds advisory lock 4242 until D waits, then 300 ms more;
+#   - E and F deadlock on two rows; E (deadlock_timeout 200 ms) is the victim.
+# lock-waits runs twice at once, through USDT (auto) and through uprobes
+# (probe=uprobe), and both must tell the same story.
+set -euo pipefail
+source "$(dirname "$0")/../lib/e2e.sh"
+
+# Renders SCRIPT for the current cluster into $E2E_TMP/NAME.bt.
+render() {
+	local name=$1 script=$2; shift 2
+	local out=$E2E_TMP/$name.bt rc=0
+	"$PGBT_GEN" -p "$CL_PID" "$script" "$@" >"$out" 2>"$E2E_TMP/$name.err" || rc=$?
+	check_eq "pg$V: $name renders ($(head -c 300 "$E2E_TMP/$name.err"))" "$rc" 0
+}
+
+# Runs SQL (stdin) in the background, output to FILE; its first line is
+# the backend PID.
+session_bg() {
+	local file=$1
+	{ echo "select pg_backend_pid();"; cat; } | cl_psql >"$file" 2>&1 &
+}
+
+# Waits until SQL (a count) returns 1.
+wait_for() {
+	local sql=$1 i
+	for ((i = 0; i < 200; i++)); do
+		[[ $(cl_psql -c "$sql") == 1 ]] && return 0
+		sleep 0.05
+	done
+	fail "pg$V: timed out waiting for: $sql"
+	return 1
+}
+
+# Until SESSION_SQL's lock is awaited by someone, then SECONDS more.
+hold_until_waited() {
+	local cond=$1 secs=$2
+	cat <<-SQL
+	do \$\$ begin
+	  while not exists (select 1 from pg_locks where not granted and $cond) loop
+	    perform pg_sleep(0.01);
+	  end loop;
+	end \$\$;
+	select pg_sleep($secs);
+	SQL
+}
+
+# The contention scenarios; sets PID_A .. PID_F, T_OID, DB_OID.
+contention() {
+	cl_psql -c "create table t (a int); insert into t values (1), (2);
+		create table d (a int primary key); insert into d values (1), (2);"
+	T_OID=$(cl_psql -c "select 't'::regclass::oid")
+	DB_OID=$(cl_psql -c "select oid from pg_database where datname = 'postgres'")
+
+	# A holds ACCESS EXCLUSIVE on t; B's SELECT waits for it.
+	session_bg "$E2E_TMP/a.out" <<-SQL
+	begin;
+	lock table t in access exclusive mode;
+	$(hold_until_waited "relation = 't'::regclass" 0.6)
+	commit;
+	SQL
+	local a_job=$!
+	wait_for "select count(*) from pg_locks where relation = 't'::regclass and mode = 'AccessExclusiveLock' and granted"
+	PID_B=$(printf 'select pg_backend_pid();\nselect count(*) from t;\n' | cl_psql | sed -n 1p)
+	wait "$a_job"
+	PID_A=$(head -n1 "$E2E_TMP/a.out")
+
+	# C holds advisory lock 4242; D waits for it.
+	session_bg "$E2E_TMP/c.out" <<-SQL
+	select pg_advisory_lock(4242);
+	$(hold_until_waited "locktype = 'advisory' and objid = 4242" 0.3)
+	select pg_advisory_unlock(4242);
+	SQL
+	local c_job=$!
+	wait_for "select count(*) from pg_locks where locktype = 'advisory' and objid = 4242 and granted"
+	PID_D=$(printf 'select pg_backend_pid();\nselect pg_advisory_lock(4242);\n' | cl_psql | sed -n 1p)
+	wait "$c_job"
+	PID_C=$(head -n1 "$E2E_TMP/c.out")
+
+	# E and F lock rows 1 and 2 in opposite orders. E checks for deadlock
+	# after 200 ms, F after 10 s, so E is the victim.
+	session_bg "$E2E_TMP/e.out" <<-SQL
+	set deadlock_timeout = '200ms';
+	begin;
+	update d set a = a where a = 1;
+	select pg_sleep(0.3);
+	update d set a = a where a = 2;
+	commit;
+	SQL
+	local e_job=$!
+	PID_F=$(cl_psql <<-SQL 2>&1 | sed -n 1p
+	select pg_backend_pid();
+	set deadlock_timeout = '10s';
+	begin;
+	update d set a = a where a = 2;
+	select pg_sleep(0.3);
+	update d set a = a where a = 1;
+	commit;
+	SQL
+	)
+	wait "$e_job" || true    # E fails: deadlock detected
+	PID_E=$(head -n1 "$E2E_TMP/e.out")
+	check_contains "pg$V: E was the deadlock victim" "$(cat "$E2E_TMP/e.out")" "deadlock detected"
+}
+
+# Checks the lock-waits output FILE (label WHAT).
+check_lock_waits() {
+	local what=$1 file=$2 line
+	# TIME PID WAIT_MS MODE RESULT WOKEN_BY LOCKTYPE FIELDS...
+	line=$(awk -v p="$PID_B" '$2 == p' "$file")
+	check_eq "pg$V: $what: B waited once" "$(wc -l <<<"$line")" 1
+	check_eq "pg$V: $what: B's wait" "$(awk '{ print $4, $5, $6, $7, $8, $9 }' <<<"$line")" \
+		"AccessShareLock granted $PID_A relation db=$DB_OID rel=$T_OID"
+	check_near "pg$V: $what: B's wait in ms" "$(awk '{ print $3 }' <<<"$line")" 625 25
+
+	line=$(awk -v p="$PID_D" '$2 == p' "$file")
+	check_eq "pg$V: $what: D's advisory wait" "$(awk '{ print $4, $5, $6, $7, $8, $9 }' <<<"$line")" \
+		"ExclusiveLock granted $PID_C advisory db=$DB_OID key=4242"
+	check_near "pg$V: $what: D's wait in ms" "$(awk '{ print $3 }' <<<"$line")" 325 25
+
+	line=$(awk -v p="$PID_E" '$2 == p' "$file")
+	check_eq "pg$V: $what: E, the deadlock victim" "$(awk '{ print $4, $5, $6, $7 }' <<<"$line")" \
+		"ShareLock deadlock - transactionid"
+	check_near "pg$V: $what: E waited deadlock_timeout (ms)" "$(awk '{ print $3 }' <<<"$line")" 210 10
+	line=$(awk -v p="$PID_F" '$2 == p' "$file")
+	check_eq "pg$V: $what: F, let in by E's abort" "$(awk '{ print $4, $5, $6, $7 }' <<<"$line")" \
+		"ShareLock granted $PID_E transactionid"
+	check_eq "pg$V: $what: only the waits of B, D, E, F" \
+		"$(awk '$1 ~ /^[0-9][0-9]:/ { print $2 }' "$file" | sort -n | paste -sd' ')" \
+		"$(printf '%s\n' "$PID_B" "$PID_D" "$PID_E" "$PID_F" | sort -n | paste -sd' ')"
+}
+
+test_version() {
+	V=$1
+	cluster_start "$V"
+	render lock-waits lock-waits
+	render lock-waits-uprobe lock-waits probe=uprobe
+	if [[ $V == 15 || $V == 17 || $V == 18 ]]; then
+		check_contains "pg$V: lock-waits uses USDT on this build" \
+			"$(cat "$E2E_TMP/lock-waits.bt")" "postgresql:lock__wait__start"
+	fi
+	check_contains "pg$V: probe=uprobe uses ProcSleep" \
+		"$(cat "$E2E_TMP/lock-waits-uprobe.bt")" ":ProcSleep"
+
+	bt_start "$E2E_TMP/lock-waits.bt" "$E2E_TMP/lock-waits.out"; local bt1=$BT_PID
+	bt_start "$E2E_TMP/lock-waits-uprobe.bt" "$E2E_TMP/lock-waits-uprobe.out"; local bt2=$BT_PID
+	contention
+	sleep 0.5
+	bt_stop "$bt1"; bt_stop "$bt2"
+	check_lock_waits lock-waits "$E2E_TMP/lock-waits.out"
+	check_lock_waits "lock-waits probe=uprobe" "$E2E_TMP/lock-waits-uprobe.out"
+
+	cluster_stop
+}
+
+# The lock mode names written in the scripts are lockdefs.h's #defines.
+check_mode_names() {
+	local v src defs
+	for v in 15 17 18; do
+		src=$(ls -d "$PGBT_CACHE"/src/pg$v/postgresql-$v.*/src/include/storage/lockdefs.h 2>/dev/null | head -n1)
+		[[ -n $src ]] || { fail "no lockdefs.h source for PostgreSQL $v under $PGBT_CACHE/src"; continue; }
+		defs=$(awk '$1 == "#define" && $2 ~ /Lock$/ && $3 ~ /^[1-8]$/ { print $3 "=" $2 }' "$src" | paste -sd' ')
+		local s
+		for s in lock-waits; do
+			check_eq "mode names in scripts/$s.bt match PostgreSQL $v's lockdefs.h" \
+				"$(sed -n 's/^[[:space:]]*@mode\[\([1-8]\)\] = "\([A-Za-z]*\)";.*/\1=\2/p' "$PGBT_ROOT/scripts/$s.bt" | paste -sd' ')" "$defs"
+		done
+		# LockTagTypeNames[] lists them in enum LockTagType order, as the
+		# scripts do (USERLOCK..ADVISORY; 16+ adds applytransaction last).
+		src=${src%/src/include/storage/lockdefs.h}/src/backend/utils/adt/lockfuncs.c
+		defs=$(sed -n '/LockTagTypeNames\[\] = {/,/};/s/^[[:space:]]*"\([a-z]*\)",*$/\1/p' "$src" | head -n 11 | paste -sd' ')
+		for s in lock-waits; do
+			check_eq "lock tag names in scripts/$s.bt match PostgreSQL $v's lockfuncs.c" \
+				"$(sed -n 's/^[[:space:]]*@tagname\[{{LOCKTAG_[A-Z_]*}}\] = "\([a-z]*\)";.*/\1/p' "$PGBT_ROOT/scripts/$s.bt" | paste -sd' ')" "$defs"
+		done
+	done
+}
+
+check_mode_names
+for v in $PGBT_E2E_VERSIONS; do
+	test_version "$v"
+done
+e2e_done
