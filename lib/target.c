@@ -184,22 +184,39 @@ static int layout_missing(struct pgbt_target *t, const char *what, struct pgbt_e
 			 t->path, t->major, what);
 }
 
+/* The built-in layout's fact, or NULL with an error naming what is missing. */
+static const struct pgbt_fact *layout_fact(struct pgbt_target *t, enum pgbt_fact_kind kind,
+					   const char *type, const char *name,
+					   struct pgbt_err *err)
+{
+	const struct pgbt_fact *f = pgbt_layout_find(&t->layout, kind, type, name);
+	char what[256];
+
+	if (f)
+		return f;
+	switch (kind) {
+	case FACT_MEMBER: snprintf(what, sizeof(what), "member %s.%s", type, name); break;
+	case FACT_SIZEOF: snprintf(what, sizeof(what), "sizeof(%s)", type); break;
+	case FACT_VAR: snprintf(what, sizeof(what), "type for the global %s", name); break;
+	case FACT_ENUMERATOR: snprintf(what, sizeof(what), "enumerator %s", name); break;
+	case FACT_ENUM: snprintf(what, sizeof(what), "enum %s", type); break;
+	}
+	layout_missing(t, what, err);
+	return NULL;
+}
+
 int pgbt_target_member(struct pgbt_target *t, const char *type, const char *member,
 		       uint64_t *ret_off, uint64_t *ret_size, char *how, struct pgbt_err *err)
 {
 	const struct pgbt_fact *f;
-	char what[256];
 	int src = types_source(t, how, err);
 
 	if (src < 0)
 		return -1;
 	if (src)
 		return pgbt_dwarf_member(t->dwarf, type, member, ret_off, ret_size, err);
-	f = pgbt_layout_find(&t->layout, FACT_MEMBER, type, member);
-	if (!f) {
-		snprintf(what, sizeof(what), "member %s.%s", type, member);
-		return layout_missing(t, what, err);
-	}
+	if (!(f = layout_fact(t, FACT_MEMBER, type, member, err)))
+		return -1;
 	*ret_off = f->a;
 	*ret_size = f->b;
 	return 0;
@@ -209,18 +226,14 @@ int pgbt_target_sizeof(struct pgbt_target *t, const char *type, uint64_t *ret_si
 		       char *how, struct pgbt_err *err)
 {
 	const struct pgbt_fact *f;
-	char what[256];
 	int src = types_source(t, how, err);
 
 	if (src < 0)
 		return -1;
 	if (src)
 		return pgbt_dwarf_sizeof(t->dwarf, type, ret_size, err);
-	f = pgbt_layout_find(&t->layout, FACT_SIZEOF, type, NULL);
-	if (!f) {
-		snprintf(what, sizeof(what), "sizeof(%s)", type);
-		return layout_missing(t, what, err);
-	}
+	if (!(f = layout_fact(t, FACT_SIZEOF, type, NULL, err)))
+		return -1;
 	*ret_size = f->a;
 	return 0;
 }
@@ -229,18 +242,14 @@ int pgbt_target_var_type(struct pgbt_target *t, const char *var, char *ret_type,
 			 size_t len, int *ret_pointers, char *how, struct pgbt_err *err)
 {
 	const struct pgbt_fact *f;
-	char what[256];
 	int src = types_source(t, how, err);
 
 	if (src < 0)
 		return -1;
 	if (src)
 		return pgbt_dwarf_var_type(t->dwarf, var, ret_type, len, ret_pointers, err);
-	f = pgbt_layout_find(&t->layout, FACT_VAR, NULL, var);
-	if (!f) {
-		snprintf(what, sizeof(what), "type for the global %s", var);
-		return layout_missing(t, what, err);
-	}
+	if (!(f = layout_fact(t, FACT_VAR, NULL, var, err)))
+		return -1;
 	snprintf(ret_type, len, "%s", f->type);
 	*ret_pointers = (int)f->a;
 	return 0;
@@ -250,18 +259,14 @@ int pgbt_target_enumerator(struct pgbt_target *t, const char *name, int64_t *ret
 			   char *how, struct pgbt_err *err)
 {
 	const struct pgbt_fact *f;
-	char what[256];
 	int src = types_source(t, how, err);
 
 	if (src < 0)
 		return -1;
 	if (src)
 		return pgbt_dwarf_enumerator(t->dwarf, name, ret, err);
-	f = pgbt_layout_find(&t->layout, FACT_ENUMERATOR, NULL, name);
-	if (!f) {
-		snprintf(what, sizeof(what), "enumerator %s", name);
-		return layout_missing(t, what, err);
-	}
+	if (!(f = layout_fact(t, FACT_ENUMERATOR, NULL, name, err)))
+		return -1;
 	*ret = (int64_t)f->a;
 	return 0;
 }
@@ -273,27 +278,23 @@ int pgbt_target_enum(struct pgbt_target *t, const char *name,
 	const struct pgbt_fact *f;
 	struct pgbt_enumerator *e = NULL;
 	size_t n = 0;
-	char what[256], *names, *save = NULL;
+	char *names, *save = NULL;
 	int src = types_source(t, how, err);
 
 	if (src < 0)
 		return -1;
 	if (src)
 		return pgbt_dwarf_enum(t->dwarf, name, ret, ret_n, err);
-	f = pgbt_layout_find(&t->layout, FACT_ENUM, name, NULL);
-	if (!f) {
-		snprintf(what, sizeof(what), "enum %s", name);
-		return layout_missing(t, what, err);
-	}
+	if (!(f = layout_fact(t, FACT_ENUM, name, NULL, err)))
+		return -1;
 	names = strdup(f->names);
 	for (char *tok = strtok_r(names, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-		const struct pgbt_fact *v = pgbt_layout_find(&t->layout, FACT_ENUMERATOR, NULL, tok);
-		struct pgbt_enumerator *ne = realloc(e, (n + 1) * sizeof(*e));
-		if (!ne || !v) {
+		const struct pgbt_fact *v = layout_fact(t, FACT_ENUMERATOR, NULL, tok, err);
+		struct pgbt_enumerator *ne = v ? realloc(e, (n + 1) * sizeof(*e)) : NULL;
+		if (!ne) {
 			free(names);
-			free(ne ? ne : e);
-			snprintf(what, sizeof(what), "value for enumerator %s", tok);
-			return layout_missing(t, what, err);
+			free(e);
+			return v ? pgbt_fail(err, "out of memory") : -1;
 		}
 		e = ne;
 		snprintf(e[n].name, sizeof(e[n].name), "%s", tok);
