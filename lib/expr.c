@@ -239,6 +239,11 @@ static int eval_loop_var(struct pgbt_eval *ev, const char *expr, char *out, size
 			snprintf(out, outlen, "%s", ev->loop[i].item->name);
 		else if (strcmp(expr + nl + 1, "value") == 0)
 			snprintf(out, outlen, "%" PRId64, ev->loop[i].item->value);
+		else if (strcmp(expr + nl + 1, "label") == 0) {
+			/* no label (a newer minor's addition): the enumerator's name */
+			if (pgbt_target_label(ev->t, ev->loop[i].item->name, out, outlen) < 0)
+				snprintf(out, outlen, "%s", ev->loop[i].item->name);
+		}
 		else
 			return 1;
 		return 0;

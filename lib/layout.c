@@ -83,6 +83,16 @@ static int parse_line(char *line, struct pgbt_fact *f, int *major)
 			return -1;
 		return (parse_u64(off, &f->a) || parse_u64(size, &f->b)) ? -1 : 0;
 	}
+	if (n == 3 && strcmp(tok[0], "label") == 0) {
+		size_t len = strlen(tok[2]) + (tok[3] ? strlen(tok[3]) + 1 : 0) + 1;
+		f->kind = FACT_LABEL;
+		snprintf(f->name, sizeof(f->name), "%s", tok[1]);
+		f->names = malloc(len);
+		if (!f->names)
+			return -1;
+		snprintf(f->names, len, "%s%s%s", tok[2], tok[3] ? " " : "", tok[3] ? tok[3] : "");
+		return 0;
+	}
 	if (n == 3 && strcmp(tok[0], "enum") == 0) {
 		size_t len = strlen(tok[2]) + (tok[3] ? strlen(tok[3]) + 1 : 0) + 1;
 		f->kind = FACT_ENUM;
@@ -268,6 +278,10 @@ static int check_fact(const struct pgbt_fact *f, struct pgbt_dwarf *dw,
 		return 1;
 	case FACT_ENUM:
 		return check_enum(f, dw, out, outlen, err);
+	case FACT_LABEL:    /* the text is from the source; DWARF has the name */
+		if (pgbt_dwarf_enumerator(dw, f->name, &value, err) < 0)
+			break;
+		return 0;
 	}
 	append(out, outlen, "line %d: %s\n", f->line, err->msg);
 	return 1;

@@ -12,6 +12,10 @@
  *   sizeof FullTransactionId 8
  *   enumerator WAIT_EVENT_PG_SLEEP 0x09000002       (in enum TYPE order)
  *   enum WaitEventTimeout WAIT_EVENT_BASE_BACKUP_THROTTLE ... (names)
+ *   label WAIT_EVENT_PG_SLEEP PgSleep                 (the name users see for
+ *        an enumerator, e.g. in pg_stat_activity: from the source, not from
+ *        DWARF, so it is kept for DWARF builds too; checked: the enumerator
+ *        exists in DWARF)
  */
 #ifndef PGBT_LAYOUT_H
 #define PGBT_LAYOUT_H
@@ -22,15 +26,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum pgbt_fact_kind { FACT_VAR, FACT_MEMBER, FACT_SIZEOF, FACT_ENUMERATOR, FACT_ENUM };
+enum pgbt_fact_kind { FACT_VAR, FACT_MEMBER, FACT_SIZEOF, FACT_ENUMERATOR, FACT_ENUM, FACT_LABEL };
 
 struct pgbt_fact {
 	enum pgbt_fact_kind kind;
 	char type[64];      /* var: its type; member/sizeof/enum: the type */
-	char name[128];     /* var/enumerator: its name; member: the path */
+	char name[128];     /* var/enumerator/label: its name; member: the path */
 	uint64_t a, b;      /* var: pointers; member: offset, size; sizeof: size;
 			       enumerator: value (as int64) */
-	char *names;        /* enum: space-separated enumerator names */
+	char *names;        /* enum: space-separated enumerator names;
+			       label: the text */
 	int line;
 };
 

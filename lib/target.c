@@ -116,8 +116,7 @@ void pgbt_target_close(struct pgbt_target *t)
 {
 	if (t->dwarf)
 		pgbt_dwarf_close(t->dwarf);
-	if (t->has_layout)
-		pgbt_layout_free(&t->layout);
+	pgbt_layout_free(&t->layout);    /* loaded for labels even with DWARF */
 	pgbt_usdt_free(&t->usdt);
 	pgbt_proc_maps_free(&t->maps);
 	if (t->elf)
@@ -135,9 +134,9 @@ static void open_types(struct pgbt_target *t)
 		return;
 	t->types_opened = true;
 	t->dwarf = pgbt_dwarf_open(t->path, &t->dwarf_err);
-	if (t->dwarf)
-		return;
 	rc = pgbt_layout_builtin(t->major, &t->layout, &err);
+	if (t->dwarf)    /* the layout stays loaded for its labels only */
+		return;
 	if (rc == 0)
 		t->has_layout = true;
 	else if (rc < 0)    /* a bug in pgbt's own data: say so rather than hide it */
@@ -200,6 +199,7 @@ static const struct pgbt_fact *layout_fact(struct pgbt_target *t, enum pgbt_fact
 	case FACT_VAR: snprintf(what, sizeof(what), "type for the global %s", name); break;
 	case FACT_ENUMERATOR: snprintf(what, sizeof(what), "enumerator %s", name); break;
 	case FACT_ENUM: snprintf(what, sizeof(what), "enum %s", type); break;
+	case FACT_LABEL: snprintf(what, sizeof(what), "label for %s", name); break;
 	}
 	layout_missing(t, what, err);
 	return NULL;
@@ -343,5 +343,17 @@ int pgbt_target_read_shared_ptr(struct pgbt_target *t, const char *what, uint64_
 	snprintf(how, PGBT_HOW_LEN, "read 0x%" PRIx64 " from /proc/%d/mem, in shared mapping "
 		 "%" PRIx64 "-%" PRIx64 " %s", ptr, (int)t->pid, m->start, m->end,
 		 m->path[0] ? m->path : "[anon]");
+	return 0;
+}
+
+int pgbt_target_label(struct pgbt_target *t, const char *name, char *ret, size_t len)
+{
+	const struct pgbt_fact *f;
+
+	open_types(t);
+	f = pgbt_layout_find(&t->layout, FACT_LABEL, NULL, name);
+	if (!f)
+		return -1;
+	snprintf(ret, len, "%s", f->names);
 	return 0;
 }

@@ -66,6 +66,10 @@ int pgbt_target_enum(struct pgbt_target *t, const char *name,
 int pgbt_target_enumerator(struct pgbt_target *t, const char *name, int64_t *ret,
 			   char *how, struct pgbt_err *err);
 
+/* The name users see for an enumerator (a "label" fact of the built-in
+ * layout for this major, kept for DWARF builds too); -1 when there is none. */
+int pgbt_target_label(struct pgbt_target *t, const char *name, char *ret, size_t len);
+
 /* Runtime address of a symbol: ELF value + load bias. Needs a process. */
 int pgbt_target_symbol_addr(struct pgbt_target *t, const char *name, uint64_t *ret,
 			    char *how, struct pgbt_err *err);

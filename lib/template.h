@@ -25,6 +25,9 @@
  *        $param == value (OP: == != < <= > >=), negated with "!",
  *        joined with "&&" and "||" (&& binds tighter; no parentheses)
  *   {{for E in enum(WaitEventIO)}} @names[{{E.value}}] = "{{E.name}}"; {{end}}
+ *        {{E.label}}: the name users see (DataFileRead for
+ *        WAIT_EVENT_DATA_FILE_READ), a "label" fact of the built-in layout
+ *        (lib/layout.h), or E.name when the layout has none
  */
 #ifndef PGBT_TEMPLATE_H
 #define PGBT_TEMPLATE_H
