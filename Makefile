@@ -119,6 +119,7 @@ demo:
 
 bench: test-deps
 	$(MAKE) all
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -o $(O)/calibrate bench/calibrate.c
 	bench/run
 
 clean:

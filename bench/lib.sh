@@ -1,0 +1,72 @@
+# Shared by the bench scripts (bench/run sources it): settings, the
+# machine-wide lock, small statistics in awk, the machine description.
+# Source it from bash running as root, after tests/lib/cluster.sh.
+
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+: "${PGBT_GEN:=$PGBT_ROOT/build/pgbt-gen}"
+: "${BENCH_RESULTS:=$BENCH_DIR/results}"
+: "${BENCH_CALIBRATE:=$PGBT_ROOT/build/calibrate}"
+
+# Run lengths. A run is WARMUP seconds (pgbench connects, the tracer is
+# rendered and attaches) then SECONDS measured; ROUNDS pairs (baseline,
+# traced) per script and shape. BENCH_QUICK=1 is for development: the same
+# steps, shorter, and its numbers are not worth publishing.
+if [[ ${BENCH_QUICK:-0} == 1 ]]; then
+	: "${BENCH_SECONDS:=2}" "${BENCH_ROUNDS:=2}" "${BENCH_GEN_RUNS:=3}" "${BENCH_IDLE:=48}"
+else
+	: "${BENCH_SECONDS:=5}" "${BENCH_ROUNDS:=3}" "${BENCH_GEN_RUNS:=15}" "${BENCH_IDLE:=198}"
+fi
+: "${BENCH_WARMUP:=3}"
+# The scale step measures -S only, with fewer pairs.
+: "${BENCH_SCALE_ROUNDS:=2}"
+: "${BENCH_CLIENTS:=2}"
+# Only a fraction of -S transactions is logged: logging all 20k-100k/s would
+# cost pgbench more CPU than the probes under test cost the server.
+: "${BENCH_SAMPLE_S:=0.2}"
+: "${BENCH_SAMPLE_TPCB:=1}"
+
+bench_log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+bench_die() { printf 'bench: %s\n' "$*" >&2; exit 1; }
+
+# The machine-wide lock the e2e tests take too: while the bench measures,
+# nobody else's test competes for the 2 cores or the 4 debug registers.
+bench_lock() {
+	[[ -n ${PGBT_E2E_LOCKED:-} ]] && return 0
+	exec {BENCH_LOCK_FD}>/tmp/pgbt-e2e.lock
+	if ! flock -n "$BENCH_LOCK_FD"; then
+		bench_log "waiting for /tmp/pgbt-e2e.lock (a test is running)"
+		flock "$BENCH_LOCK_FD"
+	fi
+	export PGBT_E2E_LOCKED=1
+}
+
+# Statistics over numbers on stdin, one a line.
+stat_median() { sort -g | awk '{ v[NR] = $1 } END { if (!NR) { print "nan"; exit }
+	print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+stat_min() { sort -g | head -n1; }
+stat_max() { sort -g | tail -n1; }
+
+# The machine, as "key,value" lines (CSV) for results/machine.csv.
+machine_facts() {
+	local cpu pgv bt
+	cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+	pgv=$("$CL_BIN/postgres" --version 2>/dev/null | sed 's/^postgres (PostgreSQL) //')
+	bt=$(bpftrace --version 2>/dev/null | awk '{ print $2 }')
+	printf 'date,%s\n' "$(date -u +%Y-%m-%dT%H:%MZ)"
+	printf 'nproc,%s\n' "$(nproc)"
+	printf 'kernel,%s\n' "$(uname -r)"
+	printf 'cpu,"%s"\n' "${cpu:-unknown}"
+	printf 'memory_mb,%s\n' "$(awk '/^MemTotal/ { print int($2 / 1024) }' /proc/meminfo)"
+	printf 'postgresql,"%s (%s)"\n' "$pgv" "$CL_BIN/postgres"
+	printf 'bpftrace,%s\n' "$bt"
+	printf 'bench,"seconds=%s rounds=%s warmup=%s clients=%s quick=%s"\n' \
+		"$BENCH_SECONDS" "$BENCH_ROUNDS" "$BENCH_WARMUP" "$BENCH_CLIENTS" "${BENCH_QUICK:-0}"
+}
+
+# build/calibrate, from bench/calibrate.c (make bench builds it too).
+calibrate_build() {
+	if [[ ! -x $BENCH_CALIBRATE || $BENCH_DIR/calibrate.c -nt $BENCH_CALIBRATE ]]; then
+		cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -o "$BENCH_CALIBRATE" "$BENCH_DIR/calibrate.c" ||
+			bench_die "cannot build $BENCH_CALIBRATE"
+	fi
+}

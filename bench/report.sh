@@ -1,0 +1,172 @@
+# Results: CSV files, results.md and the chart (sourced by bench/run).
+#
+#   report_write   copies the CSV files of $BENCH_WORK to $BENCH_RESULTS,
+#                  writes results.md from them and draws overhead.svg with
+#                  bench/plot.gp.
+# Ratios are shown as changes: TPS -8.1% means traced runs did 8.1% fewer
+# transactions per second than the baseline runs paired with them; p99
+# +12% means their 99th percentile latency was 12% higher. In brackets:
+# the smallest and largest change over the pairs.
+
+report_write() {
+	local r=$BENCH_RESULTS f
+	mkdir -p "$r"
+	predict_write "$BENCH_WORK/prediction.csv"
+	for f in machine runs overhead probe-cost gen-speed prediction; do
+		[[ -f $BENCH_WORK/$f.csv ]] && cp "$BENCH_WORK/$f.csv" "$r/$f.csv"
+	done
+	report_md >"$r/results.md"
+	report_plot_data >"$r/overhead.dat"
+	if command -v gnuplot >/dev/null; then
+		gnuplot -e "datafile='$r/overhead.dat'; outfile='$r/overhead.svg'; subtitle='$(report_subtitle)'" \
+			"$BENCH_DIR/plot.gp" 2>"$BENCH_WORK/gnuplot.err" ||
+			bench_log "gnuplot failed: $(head -n3 "$BENCH_WORK/gnuplot.err")"
+	else
+		bench_log "no gnuplot: no chart"
+	fi
+}
+
+_machine() { awk -F, -v k="$1" '$1 == k { sub(/^[^,]*,/, ""); gsub(/"/, ""); print }' "$BENCH_WORK/machine.csv"; }
+
+report_subtitle() {
+	printf '%s, %s CPUs, kernel %s, PostgreSQL %s, bpftrace %s, %s' \
+		"$(_machine cpu)" "$(_machine nproc)" "$(_machine kernel)" \
+		"$(_machine postgresql | awk '{ print $1 }')" "$(_machine bpftrace)" "$(_machine date)"
+}
+
+# Change in % with the range: "RATIO LO HI" -> "-8.1% (-9.0..-7.2)".
+_pct() {
+	awk -v m="$1" -v lo="$2" -v hi="$3" 'BEGIN {
+		if (m == "") { print "-"; exit }
+		printf "%+.1f%% (%+.1f..%+.1f)", (m - 1) * 100, (lo - 1) * 100, (hi - 1) * 100 }'
+}
+
+# Field N (1-based) of the overhead row for MAJOR BACKENDS SHAPE CONFIG;
+# N=status gives the status (the last field, which may hold commas).
+_ov() {
+	awk -F, -v ma="$1" -v b="$2" -v s="$3" -v c="$4" -v n="$5" '
+		$1 == ma && $2 == b && $3 == s && $4 == c {
+			if (n == "status") { for (i = 1; i < 14; i++) sub(/^[^,]*,/, ""); gsub(/"/, ""); print }
+			else print $n; exit }' "$BENCH_WORK/overhead.csv"
+}
+
+_cell() {   # MAJOR BACKENDS SHAPE CONFIG COLUMN(tps|p99)
+	local base=7
+	[[ $5 == p99 ]] && base=11
+	local m lo hi st
+	st=$(_ov "$1" "$2" "$3" "$4" status)
+	[[ -z $st ]] && { echo "not run"; return; }
+	m=$(_ov "$1" "$2" "$3" "$4" $base)
+	[[ -z $m ]] && { echo "**${st}**"; return; }
+	lo=$(_ov "$1" "$2" "$3" "$4" $((base + 1)))
+	hi=$(_ov "$1" "$2" "$3" "$4" $((base + 2)))
+	_pct "$m" "$lo" "$hi"
+}
+
+_label() {
+	case $1 in
+	none) echo "none (baseline against baseline: the noise floor)" ;;
+	*) echo "$1" ;;
+	esac
+}
+
+_configs() { awk -F, -v ma="$1" -v b="$2" 'NR > 1 && $1 == ma && $2 == b && !seen[$4]++ { print $4 }' "$BENCH_WORK/overhead.csv"; }
+
+report_md() {
+	local ma=$MAIN_MAJOR b=$BENCH_CLIENTS big=$((BENCH_CLIENTS + BENCH_IDLE)) c
+	echo "# pgbt bench results"
+	echo
+	echo "Written by \`make bench\` (bench/run; see bench/README.md for what each number means)."
+	echo
+	echo "| machine | |"
+	echo "|---|---|"
+	awk -F, 'NR >= 1 { k = $1; sub(/^[^,]*,/, ""); gsub(/"/, ""); printf "| %s | %s |\n", k, $0 }' "$BENCH_WORK/machine.csv"
+	echo
+	echo "## Observer effect (PostgreSQL $ma, $b pgbench clients)"
+	echo
+	echo "Change of traced runs against the baseline runs paired with them: median over the pairs (range)."
+	echo "Baseline: $(_ov "$ma" "$b" select "$(_configs "$ma" "$b" | head -n1)" 6) TPS on -S,"
+	echo "$(_ov "$ma" "$b" tpcb "$(_configs "$ma" "$b" | head -n1)" 6) TPS on TPC-B (medians of the first config's baselines)."
+	echo
+	echo "| tracer | -S TPS | -S p99 latency | TPC-B TPS | TPC-B p99 latency | -S TPS, $big backends |"
+	echo "|---|---|---|---|---|---|"
+	for c in $(_configs "$ma" "$b"); do
+		printf '| %s | %s | %s | %s | %s | %s |\n' "$(_label "$c")" \
+			"$(_cell "$ma" "$b" select "$c" tps)" "$(_cell "$ma" "$b" select "$c" p99)" \
+			"$(_cell "$ma" "$b" tpcb "$c" tps)" "$(_cell "$ma" "$b" tpcb "$c" p99)" \
+			"$(_cell "$ma" "$big" select "$c" tps)"
+	done
+	if [[ $ma != 17 ]] && [[ -n $(_configs 17 "$b") ]]; then
+		echo
+		echo "## The by-hand method needs DWARF: on PostgreSQL 17 (debug build), TPC-B"
+		echo
+		echo "| tracer | TPC-B TPS | TPC-B p99 latency |"
+		echo "|---|---|---|"
+		for c in $(_configs 17 "$b"); do
+			printf '| %s | %s | %s |\n' "$c" "$(_cell 17 "$b" tpcb "$c" tps)" "$(_cell 17 "$b" tpcb "$c" p99)"
+		done
+	fi
+	if [[ -s $BENCH_WORK/probe-cost.csv ]]; then
+		echo
+		echo "## Cost of one event, by probe type (build/calibrate)"
+		echo
+		echo "| probe | us per event | range | bare loop ns/iteration | what |"
+		echo "|---|---|---|---|---|"
+		awk -F, 'NR > 1 { w = $0; for (i = 0; i < 7; i++) sub(/^[^,]*,/, "", w); gsub(/"/, "", w)
+			if ($2 == "") printf "| %s | failed | | | %s |\n", $1, w
+			else printf "| %s | %.2f | %.2f..%.2f | %.1f | %s |\n", $1, $2, $3, $4, $6, w }' "$BENCH_WORK/probe-cost.csv"
+	fi
+	if [[ $(wc -l <"$BENCH_WORK/prediction.csv") -gt 1 ]]; then
+		echo
+		echo "## Predicted against measured (PostgreSQL $ma)"
+		echo
+		echo "Predicted TPS ratio = 1 / (1 + events per transaction x cost per event x baseline TPS / clients)."
+		echo
+		echo "| tracer | shape | probe | events/txn | us/event | predicted TPS | measured TPS | factor |"
+		echo "|---|---|---|---|---|---|---|---|"
+		awk -F, 'NR > 1 { printf "| %s | %s | %s | %.2f | %.2f | %+.1f%% | %+.1f%% (%+.1f..%+.1f) | %s |\n",
+			$2, $1, $3, $4, $5, ($7 - 1) * 100, ($8 - 1) * 100, ($9 - 1) * 100, ($10 - 1) * 100, $11 }' \
+			"$BENCH_WORK/prediction.csv"
+		echo
+		echo "factor: the larger of predicted/measured and measured/predicted slowdown (target: at most 2)."
+	fi
+	if [[ $(wc -l <"$BENCH_WORK/gen-speed.csv") -gt 1 ]]; then
+		echo
+		echo "## Generator speed (wall time per run, ms: median, range; peak RSS)"
+		echo
+		echo "| PostgreSQL | backends | tool | what | runs | median ms | range ms | max RSS MB | status |"
+		echo "|---|---|---|---|---|---|---|---|---|"
+		awk -F, 'NR > 1 { st = $0; for (i = 0; i < 9; i++) sub(/^[^,]*,/, "", st); gsub(/"/, "", st); gsub(/"/, "", $4)
+			if ($6 == "") printf "| %s | %s | %s | %s | 0 | | | | %s |\n", $1, $2, $3, $4, st
+			else printf "| %s | %s | %s | %s | %s | %.1f | %.1f..%.1f | %.1f | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8, $9 / 1024, st }' \
+			"$BENCH_WORK/gen-speed.csv"
+	fi
+}
+
+# For the chart: one line per config, TPS change in % (median, low, high)
+# for -S, TPC-B and -S with many backends; "nan" where not measured.
+report_plot_data() {
+	local ma=$MAIN_MAJOR b=$BENCH_CLIENTS big=$((BENCH_CLIENTS + BENCH_IDLE)) c shape bk m lo hi st label
+	echo "# config s s_lo s_hi tpcb tpcb_lo tpcb_hi s200 s200_lo s200_hi"
+	for c in $(_configs "$ma" "$b"); do
+		label=${c#*:}
+		[[ $c == peer:* ]] && label="$label (peer)"
+		[[ $c == none ]] && label="none: noise floor"
+		st=$(_ov "$ma" "$b" select "$c" status)
+		[[ $st != ok ]] && st=$(_ov "$ma" "$b" tpcb "$c" status)
+		[[ $st != ok ]] && label="$label (failed)"
+		printf '"%s"' "$label"
+		for shape in "select $b" "tpcb $b" "select $big"; do
+			read -r shape bk <<<"$shape"
+			m=$(_ov "$ma" "$bk" "$shape" "$c" 7)
+			lo=$(_ov "$ma" "$bk" "$shape" "$c" 8)
+			hi=$(_ov "$ma" "$bk" "$shape" "$c" 9)
+			if [[ -n $m ]]; then
+				awk -v m="$m" -v l="$lo" -v h="$hi" 'BEGIN { printf " %.2f %.2f %.2f", (m - 1) * 100, (l - 1) * 100, (h - 1) * 100 }'
+			else
+				printf ' nan nan nan'
+			fi
+		done
+		echo
+	done
+}

@@ -1,0 +1,96 @@
+# Tracers: what a traced run attaches (sourced by bench/run).
+#
+# A CONFIG names one tracer:
+#   none          nothing: a baseline run on the traced side, so the table
+#                 shows how far two baselines differ on this machine
+#   script:NAME   a pgbt script: `pgbt-gen -p POSTMASTER NAME $BENCH_ARGS_NAME`
+#                 (NAME with - as _; e.g. BENCH_ARGS_xid_rate="interval=5")
+#                 run by bpftrace
+#   peer:NAME     another way to get the same kind of answer (bench/peers.sh)
+#   count:SPEC    only counts the events of bpftrace probe SPEC, printing
+#                 the count every second (bench/predict.sh)
+#
+#   tracer_start CONFIG DIR   start it for the current cluster; returns once
+#                             it is attached. On failure returns 1 with the
+#                             reason in TRACER_ERROR (one line).
+#   tracer_stop DIR           stop it (SIGINT: bpftrace prints its END
+#                             maps); 1 with TRACER_ERROR if it had died.
+# Output goes to DIR/trace.out, the rendered program to DIR/trace.bt.
+
+TRACER_ERROR= TR_PID= TR_SIG=INT
+
+# Every script pgbt-gen knows, in its listing order: new scripts are
+# measured without any change here.
+bench_scripts() {
+	"$PGBT_GEN" list | awk 'NR > 1 { print $1 }'
+}
+
+tracer_start() {
+	local config=$1 dir=$2
+	TRACER_ERROR= TR_PID= TR_SIG=INT
+	case $config in
+	none) ;;
+	script:*) script_start "${config#script:}" "$dir" ;;
+	peer:*) "peer_start_${config#peer:}" "$dir" ;;
+	count:*)
+		printf '%s { @n = count(); }\ninterval:s:1 { print(@n); clear(@n); }\n' \
+			"${config#count:}" >"$dir/trace.bt"
+		bt_launch "$dir/trace.bt" "$dir/trace.out" ;;
+	*) TRACER_ERROR="unknown config $config"; return 1 ;;
+	esac
+}
+
+script_start() {
+	local name=$1 dir=$2 var args
+	var=BENCH_ARGS_${name//-/_}
+	read -r -a args <<<"${!var:-}"
+	if ! "$PGBT_GEN" -p "$CL_PID" "$name" "${args[@]}" >"$dir/trace.bt" 2>"$dir/render.err"; then
+		TRACER_ERROR="render failed: $(head -n1 "$dir/render.err")"
+		return 1
+	fi
+	bt_launch "$dir/trace.bt" "$dir/trace.out"
+}
+
+# bpftrace PROGRAM_FILE > OUT in the background; returns once attached.
+bt_launch() {
+	local prog=$1 out=$2 i
+	: >"$out"
+	pgbt_bg env BPFTRACE_STRLEN=200 BPFTRACE_MAX_STRLEN=200 bpftrace "$prog" >"$out" 2>&1
+	TR_PID=$BG_PID TR_SIG=INT
+	for ((i = 0; i < 300; i++)); do
+		if grep -q '^Attaching' "$out"; then
+			sleep 1    # "Attaching" comes before every probe is live
+			pgbt_alive "$TR_PID" && return 0
+			break
+		fi
+		pgbt_alive "$TR_PID" || break
+		sleep 0.1
+	done
+	if pgbt_alive "$TR_PID"; then
+		TRACER_ERROR="bpftrace did not attach within 30 s"
+	else
+		TRACER_ERROR="bpftrace failed: $(grep -v -e RLIMIT_MEMLOCK -e '^Attaching' -e '^$' "$out" | head -n1)"
+	fi
+	pgbt_bg_stop "$TR_PID" KILL
+	TR_PID=
+	return 1
+}
+
+tracer_stop() {
+	local dir=$1 i
+	[[ -n $TR_PID ]] || return 0
+	if ! pgbt_alive "$TR_PID"; then
+		TRACER_ERROR="tracer exited during the run: $(grep -v -e RLIMIT_MEMLOCK -e '^$' "$dir/trace.out" | tail -n1)"
+		pgbt_bg_stop "$TR_PID"
+		TR_PID=
+		return 1
+	fi
+	kill -"$TR_SIG" "$TR_PID" 2>/dev/null || true
+	for ((i = 0; i < 150; i++)); do
+		pgbt_alive "$TR_PID" || break
+		sleep 0.1
+	done
+	pgbt_bg_stop "$TR_PID" KILL
+	TR_PID=
+	return 0
+}
