@@ -7,9 +7,15 @@
 #   - C holds advisory lock 4242 until D waits, then 300 ms more;
 #   - E and F deadlock on two rows; E (deadlock_timeout 200 ms) is the victim.
 # lock-waits runs twice at once, through USDT (auto) and through uprobes
-# (probe=uprobe), and both must tell the same story.
+# (probe=uprobe), and both must tell the same story. locks (summary) runs
+# alongside and must count K SELECTs on t as K fast-path AccessShareLocks,
+# plus B's one that waited (shared table, ~600 ms in the wait histogram);
+# then locks (events, pid=S) must show the catalog locks of S's CREATE TABLE
+# and nothing of other backends.
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
+
+K=25   # SELECTs on t counted by locks
 
 # Renders SCRIPT for the current cluster into $E2E_TMP/NAME.bt.
 render() {
@@ -135,8 +141,65 @@ check_lock_waits() {
 		"$(printf '%s\n' "$PID_B" "$PID_D" "$PID_E" "$PID_F" | sort -n | paste -sd' ')"
 }
 
+# Checks the locks summary output FILE.
+check_locks_summary() {
+	local file=$1
+	check_eq "pg$V: locks: K SELECTs on t, fast path" \
+		"$(awk -v k="@acquired[relation, $DB_OID, $T_OID, 0, AccessShareLock, fast]:" 'index($0, k) == 1 { print $NF }' "$file")" "$K"
+	check_eq "pg$V: locks: B's SELECT on t, shared table (A held a strong lock)" \
+		"$(awk -v k="@acquired[relation, $DB_OID, $T_OID, 0, AccessShareLock, shared]:" 'index($0, k) == 1 { print $NF }' "$file")" 1
+	check_eq "pg$V: locks: CREATE TABLE t and A's LOCK TABLE" \
+		"$(awk -v k="@acquired[relation, $DB_OID, $T_OID, 0, AccessExclusiveLock, shared]:" 'index($0, k) == 1 { print $NF }' "$file")" 2
+	check_eq "pg$V: locks: D's advisory lock" \
+		"$(awk -v k="@acquired[advisory, $DB_OID, 0, 4242, ExclusiveLock, shared]:" 'index($0, k) == 1 { print $NF }' "$file")" 2
+	# B's ~600 ms wait in the [512K, 1M) us bucket of relation/AccessShareLock.
+	check_eq "pg$V: locks: B's wait in the histogram" \
+		"$(awk '/^@wait_us\[/ { cur = $0 } /^\[512K, 1M\)/ && cur ~ /relation, AccessShareLock/ { print $3 }' "$file")" 1
+}
+
+# The events of session S's CREATE TABLE (pid=S): S starts, waits until
+# the test creates table go_s (after bpftrace attached), then works.
+traced_create_table() {
+	local s_pid new_oid out=$E2E_TMP/locks-events.out
+	session_bg "$E2E_TMP/s.out" <<-SQL
+	do \$\$ begin
+	  while not exists (select 1 from pg_class where relname = 'go_s') loop
+	    perform pg_sleep(0.02);
+	  end loop;
+	end \$\$;
+	create table created_here (a int);
+	select count(*) from t;
+	SQL
+	local s_job=$!
+	wait_for "select count(*) from pg_stat_activity where backend_type = 'client backend' and pid <> pg_backend_pid()"
+	s_pid=$(cl_psql -c "select pid from pg_stat_activity where backend_type = 'client backend' and pid <> pg_backend_pid()")
+	render locks-events locks output=events pid="$s_pid"
+	bt_start "$E2E_TMP/locks-events.bt" "$out"
+	cl_psql -c "create table go_s (); select count(*) from t" >/dev/null   # not S's: must not show
+	wait "$s_job"
+	sleep 0.5
+	bt_stop
+	new_oid=$(cl_psql -c "select 'created_here'::regclass::oid")
+	check_eq "pg$V: locks events: only S's lines" \
+		"$(awk '$1 ~ /^[0-9][0-9]:/ { print $2 }' "$out" | sort -u)" "$s_pid"
+	local want
+	for want in "acquire RowExclusiveLock fast 0 relation db=$DB_OID rel=1259" \
+		"acquire RowExclusiveLock fast 0 relation db=$DB_OID rel=1249" \
+		"acquire RowExclusiveLock fast 0 relation db=$DB_OID rel=1247" \
+		"acquire AccessShareLock shared 0 object db=$DB_OID classid=2615 objid=2200 objsubid=0" \
+		"acquire AccessExclusiveLock shared 0 relation db=$DB_OID rel=$new_oid" \
+		"acquire ExclusiveLock shared 0 transactionid" \
+		"release RowExclusiveLock - - relation db=$DB_OID rel=1249" \
+		"release-all - - - transaction's locks" \
+		"acquire AccessShareLock fast 0 relation db=$DB_OID rel=$T_OID"; do
+		check_contains "pg$V: locks events of CREATE TABLE" \
+			"$(awk '{ $1 = ""; $2 = ""; print substr($0, 3) }' "$out")" "$want"
+	done
+}
+
 test_version() {
 	V=$1
+	local i
 	cluster_start "$V"
 	render lock-waits lock-waits
 	render lock-waits-uprobe lock-waits probe=uprobe
@@ -149,11 +212,16 @@ test_version() {
 
 	bt_start "$E2E_TMP/lock-waits.bt" "$E2E_TMP/lock-waits.out"; local bt1=$BT_PID
 	bt_start "$E2E_TMP/lock-waits-uprobe.bt" "$E2E_TMP/lock-waits-uprobe.out"; local bt2=$BT_PID
+	render locks locks
+	bt_start "$E2E_TMP/locks.bt" "$E2E_TMP/locks.out"; local bt3=$BT_PID
 	contention
+	for ((i = 0; i < K; i++)); do echo "select count(*) from t;"; done | cl_psql >/dev/null
 	sleep 0.5
-	bt_stop "$bt1"; bt_stop "$bt2"
+	bt_stop "$bt1"; bt_stop "$bt2"; bt_stop "$bt3"
 	check_lock_waits lock-waits "$E2E_TMP/lock-waits.out"
 	check_lock_waits "lock-waits probe=uprobe" "$E2E_TMP/lock-waits-uprobe.out"
+	check_locks_summary "$E2E_TMP/locks.out"
+	traced_create_table
 
 	cluster_stop
 }
@@ -166,7 +234,7 @@ check_mode_names() {
 		[[ -n $src ]] || { fail "no lockdefs.h source for PostgreSQL $v under $PGBT_CACHE/src"; continue; }
 		defs=$(awk '$1 == "#define" && $2 ~ /Lock$/ && $3 ~ /^[1-8]$/ { print $3 "=" $2 }' "$src" | paste -sd' ')
 		local s
-		for s in lock-waits; do
+		for s in lock-waits locks; do
 			check_eq "mode names in scripts/$s.bt match PostgreSQL $v's lockdefs.h" \
 				"$(sed -n 's/^[[:space:]]*@mode\[\([1-8]\)\] = "\([A-Za-z]*\)";.*/\1=\2/p' "$PGBT_ROOT/scripts/$s.bt" | paste -sd' ')" "$defs"
 		done
@@ -174,7 +242,7 @@ check_mode_names() {
 		# scripts do (USERLOCK..ADVISORY; 16+ adds applytransaction last).
 		src=${src%/src/include/storage/lockdefs.h}/src/backend/utils/adt/lockfuncs.c
 		defs=$(sed -n '/LockTagTypeNames\[\] = {/,/};/s/^[[:space:]]*"\([a-z]*\)",*$/\1/p' "$src" | head -n 11 | paste -sd' ')
-		for s in lock-waits; do
+		for s in lock-waits locks; do
 			check_eq "lock tag names in scripts/$s.bt match PostgreSQL $v's lockfuncs.c" \
 				"$(sed -n 's/^[[:space:]]*@tagname\[{{LOCKTAG_[A-Z_]*}}\] = "\([a-z]*\)";.*/\1/p' "$PGBT_ROOT/scripts/$s.bt" | paste -sd' ')" "$defs"
 		done
