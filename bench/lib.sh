@@ -14,10 +14,13 @@ BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 if [[ ${BENCH_QUICK:-0} == 1 ]]; then
 	: "${BENCH_SECONDS:=2}" "${BENCH_ROUNDS:=2}" "${BENCH_GEN_RUNS:=3}" "${BENCH_IDLE:=48}"
 else
-	: "${BENCH_SECONDS:=5}" "${BENCH_ROUNDS:=3}" "${BENCH_GEN_RUNS:=15}" "${BENCH_IDLE:=198}"
+	: "${BENCH_SECONDS:=3}" "${BENCH_ROUNDS:=3}" "${BENCH_GEN_RUNS:=10}" "${BENCH_IDLE:=198}"
 fi
-: "${BENCH_WARMUP:=3}"
-# The scale step measures -S only, with fewer pairs.
+: "${BENCH_WARMUP:=2.5}"
+# Baselines are measured over the same part of the run as traced runs.
+: "${BENCH_BASE_WARMUP:=$BENCH_WARMUP}"
+# The scale step measures -S only, with fewer pairs, for the scripts, the
+# noise floor and the one peer whose work grows with backends (psql-poll).
 : "${BENCH_SCALE_ROUNDS:=2}"
 : "${BENCH_CLIENTS:=2}"
 # Only a fraction of -S transactions is logged: logging all 20k-100k/s would

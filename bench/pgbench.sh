@@ -20,8 +20,9 @@
 
 pgbench_run() {
 	local shape=$1 config=$2 dir=$3
-	local args=(-n -c "$BENCH_CLIENTS" -j 1 -T $((BENCH_WARMUP + BENCH_SECONDS))
-		--log --log-prefix="$dir/pgb")
+	local secs
+	secs=$(awk -v w="$BENCH_WARMUP" -v s="$BENCH_SECONDS" 'BEGIN { t = w + s; print (t == int(t)) ? t : int(t) + 1 }')
+	local args=(-n -c "$BENCH_CLIENTS" -j 1 -T "$secs" --log --log-prefix="$dir/pgb")
 	local rate=$BENCH_SAMPLE_TPCB
 	if [[ $shape == select ]]; then
 		args+=(-S)

@@ -9,6 +9,7 @@
 # the same figure). Two checks, each with its own probe type:
 #   xid-rate on TPC-B            hardware watchpoint on nextXid
 #   usdt-query-hist on -S        USDT query__start + query__done
+#   wait-watchpoints on -S       hardware watchpoints on wait_event_info
 #
 #   predict_collect   on the current cluster: counts the events of each
 #                     check's probes per transaction, in a pgbench run of
@@ -25,12 +26,14 @@ predict_collect() {
 		"watchpoint:$addr:8:w /curtask->real_parent->tgid == $CL_PID/"
 	_count_events select peer:usdt-query-hist usdt \
 		"usdt:$CL_BIN/postgres:postgresql:query__start, usdt:$CL_BIN/postgres:postgresql:query__done"
+	_count_events select peer:wait-watchpoints watchpoint countpeer:wait-watchpoints
 }
 
 _count_events() {
 	local shape=$1 config=$2 probe=$3 spec=$4 dir=$BENCH_WORK/count tps status per_s
 	rm -rf "$dir"
-	pgbench_run "$shape" "count:$spec" "$dir"
+	[[ $spec == countpeer:* ]] || spec=count:$spec
+	pgbench_run "$shape" "$spec" "$dir"
 	read -r tps _ _ status <<<"$RUN_RESULT"
 	if [[ $status != ok ]]; then
 		bench_log "predict: counting $probe events on $shape failed: $status"
@@ -45,7 +48,7 @@ _count_events() {
 
 predict_write() {
 	local out=$1
-	echo "shape,config,probe,events_per_txn,cost_us,base_tps,predicted_tps_ratio,measured_tps_ratio,measured_min,measured_max,factor" >"$out"
+	echo "shape,config,probe,events_per_txn,cost_us,base_tps,predicted_tps_ratio,measured_tps_ratio,measured_min,measured_max,factor,verdict" >"$out"
 	[[ -f $BENCH_WORK/events.csv && -f $BENCH_WORK/probe-cost.csv ]] || return 0
 	awk -F, -v clients="$BENCH_CLIENTS" -v major="$MAIN_MAJOR" '
 		FILENAME ~ /probe-cost/ && FNR > 1 && $2 != "" { cost[$1] = $2 }
@@ -58,7 +61,11 @@ predict_write() {
 			ps = 1 - pred; ms = 1 - ratio[key]
 			# How far apart the predicted and measured slowdowns are.
 			f = (ps > 0 && ms > 0) ? (ps > ms ? ps / ms : ms / ps) : -1
-			printf "%s,%s,%s,%s,%s,%s,%.4f,%s,%s,%s,%s\n", $1, $2, $3, $4, c, base[key], pred,
-				ratio[key], lo[key], hi[key], (f < 0 ? "n/a" : sprintf("%.2f", f))
+			if (pred >= lo[key] && pred <= hi[key]) v = "agrees: inside the measured range"
+			else if (f > 0 && f <= 2) v = "within 2x"
+			else if (f > 0) v = sprintf("off by %.1fx", f)
+			else v = "disagrees: no measured slowdown"
+			printf "%s,%s,%s,%s,%s,%s,%.4f,%s,%s,%s,%s,%s\n", $1, $2, $3, $4, c, base[key], pred,
+				ratio[key], lo[key], hi[key], (f < 0 ? "n/a" : sprintf("%.2f", f)), v
 		}' "$BENCH_WORK/probe-cost.csv" "$BENCH_WORK/overhead.csv" "$BENCH_WORK/events.csv" >>"$out"
 }

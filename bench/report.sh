@@ -1,7 +1,7 @@
 # Results: CSV files, results.md and the chart (sourced by bench/run).
 #
 #   report_write   copies the CSV files of $BENCH_WORK to $BENCH_RESULTS,
-#                  writes results.md from them and draws overhead.svg with
+#                  writes results.md from them and draws overhead.png with
 #                  bench/plot.gp.
 # Ratios are shown as changes: TPS -8.1% means traced runs did 8.1% fewer
 # transactions per second than the baseline runs paired with them; p99
@@ -18,7 +18,7 @@ report_write() {
 	report_md >"$r/results.md"
 	report_plot_data >"$r/overhead.dat"
 	if command -v gnuplot >/dev/null; then
-		gnuplot -e "datafile='$r/overhead.dat'; outfile='$r/overhead.svg'; subtitle='$(report_subtitle)'" \
+		gnuplot -e "datafile='$r/overhead.dat'; outfile='$r/overhead.png'; subtitle='$(report_subtitle)'" \
 			"$BENCH_DIR/plot.gp" 2>"$BENCH_WORK/gnuplot.err" ||
 			bench_log "gnuplot failed: $(head -n3 "$BENCH_WORK/gnuplot.err")"
 	else
@@ -122,13 +122,14 @@ report_md() {
 		echo
 		echo "Predicted TPS ratio = 1 / (1 + events per transaction x cost per event x baseline TPS / clients)."
 		echo
-		echo "| tracer | shape | probe | events/txn | us/event | predicted TPS | measured TPS | factor |"
-		echo "|---|---|---|---|---|---|---|---|"
-		awk -F, 'NR > 1 { printf "| %s | %s | %s | %.2f | %.2f | %+.1f%% | %+.1f%% (%+.1f..%+.1f) | %s |\n",
-			$2, $1, $3, $4, $5, ($7 - 1) * 100, ($8 - 1) * 100, ($9 - 1) * 100, ($10 - 1) * 100, $11 }' \
+		echo "| tracer | shape | probe | events/txn | us/event | predicted TPS | measured TPS | factor | verdict |"
+		echo "|---|---|---|---|---|---|---|---|---|"
+		awk -F, 'NR > 1 { printf "| %s | %s | %s | %.2f | %.2f | %+.1f%% | %+.1f%% (%+.1f..%+.1f) | %s | %s |\n",
+			$2, $1, $3, $4, $5, ($7 - 1) * 100, ($8 - 1) * 100, ($9 - 1) * 100, ($10 - 1) * 100, $11, $12 }' \
 			"$BENCH_WORK/prediction.csv"
 		echo
-		echo "factor: the larger of predicted/measured and measured/predicted slowdown (target: at most 2)."
+		echo "factor: the larger of predicted/measured and measured/predicted slowdown (target: at most 2);"
+		echo "when the prediction falls inside the measured range, the difference is noise."
 	fi
 	if [[ $(wc -l <"$BENCH_WORK/gen-speed.csv") -gt 1 ]]; then
 		echo

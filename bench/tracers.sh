@@ -9,6 +9,7 @@
 #   peer:NAME     another way to get the same kind of answer (bench/peers.sh)
 #   count:SPEC    only counts the events of bpftrace probe SPEC, printing
 #                 the count every second (bench/predict.sh)
+#   countpeer:NAME  the same for a peer's own probes
 #
 #   tracer_start CONFIG DIR   start it for the current cluster; returns once
 #                             it is attached. On failure returns 1 with the
@@ -36,6 +37,7 @@ tracer_start() {
 		printf '%s { @n = count(); }\ninterval:s:1 { print(@n); clear(@n); }\n' \
 			"${config#count:}" >"$dir/trace.bt"
 		bt_launch "$dir/trace.bt" "$dir/trace.out" ;;
+	countpeer:*) PEER_COUNT_ONLY=1 "peer_start_${config#countpeer:}" "$dir" ;;
 	*) TRACER_ERROR="unknown config $config"; return 1 ;;
 	esac
 }
