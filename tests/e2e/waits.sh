@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# The wait-event scripts under bpftrace against real servers (Debian's
+# stripped 15, source-built 17 and 18), with waits of known length, each
+# named by pg_stat_activity while it happens:
+#   S: SELECT pg_sleep(0.5)                    ~500 ms in Timeout:PgSleep
+#   B: UPDATE of a row that A holds ~700 ms   that time in Lock:transactionid
+#   C: pg_advisory_lock that A holds ~400 ms  that time in Lock:advisory
+# (B's and C's expected times are measured by the test: from when
+# pg_stat_activity first shows them waiting to A's release, plus 30 ms.)
+#   A: idle in its transaction meanwhile        Client:ClientRead
+# waits (by backend), waits-by-query (by query text) and offcpu-stacks (by
+# stack, folded as its header says) must all show them. Also: the
+# wait-event layouts match the DWARF of the debug builds.
+set -euo pipefail
+source "$(dirname "$0")/../lib/e2e.sh"
+
+TOL_MS=100
+
+# Renders SCRIPT for the current cluster into $E2E_TMP/SCRIPT.bt.
+render() {
+	local script=$1; shift
+	local out=$E2E_TMP/$script.bt rc=0
+	"$PGBT_GEN" -p "$CL_PID" "$script" "$@" >"$out" 2>"$E2E_TMP/$script.err" || rc=$?
+	check_eq "pg$V: $script renders ($(head -c 300 "$E2E_TMP/$script.err"))" "$rc" 0
+}
+
+# Milliseconds charged to PID and EVENT in "@MAP[PID, EVENT]: US" lines.
+ms_of() {
+	awk -v key="$1[$3," -v ev="$4]:" '$1 == key && $2 == ev { s += $3 } END { printf "%d\n", s / 1000 }' "$2"
+}
+
+# bt_start with bpftrace's default string size (64), which waits-by-query
+# needs on 0.17 (bt_start sets 200).
+bt_start_strlen64() {
+	local i
+	pgbt_bg env BPFTRACE_STRLEN=64 BPFTRACE_MAX_STRLEN=64 bpftrace "$1" >"$2" 2>&1
+	BT_PID=$BG_PID
+	for ((i = 0; i < 300; i++)); do
+		grep -q Attaching "$2" && { sleep 1; return 0; }
+		pgbt_alive "$BT_PID" || break
+		sleep 0.1
+	done
+	fail "bpftrace $1 did not attach:"
+	sed 's/^/    | /' "$2" >&2
+	return 1
+}
+
+# Milliseconds in "@wait_us_by_query[QUERY, EVENT]: US" lines of FILE.
+query_ms() {
+	grep -F "@wait_us_by_query[$2, $3]: " "$1" | awk '{ s += $NF } END { printf "%d\n", s / 1000 }'
+}
+
+# Milliseconds in folded lines "EVENT;frame;... US" of $E2E_TMP/folded.
+folded_ms() {
+	awk -v ev="$1" 'index($0, ev ";") == 1 { s += $NF } END { printf "%d\n", s / 1000 }' "$E2E_TMP/folded"
+}
+
+# "Class:Name" of PID's current wait in pg_stat_activity, polled until it
+# is WANT (or 5 s pass); prints what it saw last.
+psa_wait() {
+	local pid=$1 want=$2 got= i
+	for ((i = 0; i < 100; i++)); do
+		got=$(cl_psql -c "select coalesce(wait_event_type, '') || ':' || coalesce(wait_event, '')
+			from pg_stat_activity where pid = $pid")
+		[[ $got == "$want" ]] && break
+		sleep 0.05
+	done
+	echo "$got"
+}
+
+# The PID of the backend running a query that starts with PREFIX, once
+# it is waiting (5 s at most).
+waiting_pid() {
+	local prefix=$1 pid= i
+	for ((i = 0; i < 100; i++)); do
+		pid=$(cl_psql -c "select pid from pg_stat_activity where query like '$prefix%'
+			and wait_event is not null and pid <> pg_backend_pid() limit 1")
+		[[ -n $pid ]] && break
+		sleep 0.05
+	done
+	echo "$pid"
+}
+
+test_version() {
+	V=$1
+	if [[ $V != 15 ]]; then
+		local out rc=0
+		out=$("$PGBT_GEN" check-layouts --bin "$PGBT_CACHE/pg$V/bin/postgres" 2>&1) || rc=$?
+		check_eq "pg$V: layouts (with the wait-event names) match DWARF ($(tail -n 3 <<<"$out"))" "$rc" 0
+	fi
+	cluster_start "$V"
+	cl_psql -c "create table wt (id int primary key, v int); insert into wt values (1, 0)"
+	render waits
+	render waits-by-query
+	render offcpu-stacks
+	check_contains "pg$V: waits says what it uses" "$(cat "$E2E_TMP/waits.bt")" "through sched_switch"
+	bt_start "$E2E_TMP/waits.bt" "$E2E_TMP/waits.out"
+	local bt_waits=$BT_PID
+	bt_start_strlen64 "$E2E_TMP/waits-by-query.bt" "$E2E_TMP/waits-by-query.out"
+	local bt_query=$BT_PID
+	bt_start "$E2E_TMP/offcpu-stacks.bt" "$E2E_TMP/offcpu-stacks.out"
+	local bt_stacks=$BT_PID
+
+	# A: a session fed through a fifo, so the test decides when it commits.
+	local pgdir=$E2E_TMP/pg afd a_pid
+	local fifo=$pgdir/a.in
+	mkdir -p "$pgdir"
+	chown postgres: "$pgdir"    # A (psql as postgres) writes its PID there
+	mkfifo "$fifo"
+	chmod 666 "$fifo"
+	pgbt_bg cl_psql -o /dev/null -f "$fifo"
+	local a_bg=$BG_PID
+	exec {afd}<>"$fifo"    # read-write: never blocks, even if psql failed
+	echo "begin; update wt set v = v + 1 where id = 1; select pg_advisory_lock(42);" >&$afd
+	echo "\\o $pgdir/a.pid" >&$afd
+	echo "select pg_backend_pid();" >&$afd
+	echo "\\o /dev/null" >&$afd
+	for ((i = 0; i < 100; i++)); do [[ -s $pgdir/a.pid ]] && break; sleep 0.05; done
+	a_pid=$(head -n1 "$pgdir/a.pid")
+
+	# S: pg_sleep, named while it sleeps.
+	pgbt_bg cl_psql -c "select pg_sleep(0.5) /* waits-e2e */"
+	local s_bg=$BG_PID s_pid
+	s_pid=$(waiting_pid "select pg_sleep(0.5) /* waits-e2e */")
+	check_eq "pg$V: pg_stat_activity names S's wait" "$(psa_wait "$s_pid" Timeout:PgSleep)" Timeout:PgSleep
+	wait "$s_bg" || true
+
+	# B: blocked on A's row lock for 700 ms.
+	pgbt_bg cl_psql -c "update wt set v = v + 1 where id = 1 /* waits-e2e */"
+	local b_bg=$BG_PID b_pid
+	b_pid=$(waiting_pid "update wt set v = v + 1 where id = 1 /* waits-e2e */")
+	local t0=$EPOCHREALTIME
+	check_eq "pg$V: pg_stat_activity names B's wait" "$(psa_wait "$b_pid" Lock:transactionid)" Lock:transactionid
+	check_eq "pg$V: pg_stat_activity names idle A's wait" "$(psa_wait "$a_pid" Client:ClientRead)" Client:ClientRead
+	sleep 0.7
+	echo "commit;" >&$afd
+	# B waited from a little before t0 (one poll) to the commit.
+	local b_ms=$(( (${EPOCHREALTIME/./} - ${t0/./}) / 1000 + 30 ))
+	wait "$b_bg" || true
+
+	# C: blocked on A's advisory lock (session level, kept after commit) for 400 ms.
+	pgbt_bg cl_psql -c "select pg_advisory_lock(42) /* waits-e2e */"
+	local c_bg=$BG_PID c_pid
+	c_pid=$(waiting_pid "select pg_advisory_lock(42) /* waits-e2e */")
+	t0=$EPOCHREALTIME
+	check_eq "pg$V: pg_stat_activity names C's wait" "$(psa_wait "$c_pid" Lock:advisory)" Lock:advisory
+	sleep 0.4
+	echo "select pg_advisory_unlock(42);" >&$afd
+	local c_ms=$(( (${EPOCHREALTIME/./} - ${t0/./}) / 1000 + 30 ))
+	wait "$c_bg" || true
+	exec {afd}>&-
+	wait "$a_bg" || true
+	sleep 0.3
+	bt_stop "$bt_waits"; bt_stop "$bt_query"; bt_stop "$bt_stacks"
+
+	local out=$E2E_TMP/waits.out
+	check_near "pg$V: S: ms in Timeout:PgSleep" "$(ms_of @wait_us_by_pid "$out" "$s_pid" Timeout:PgSleep)" 500 "$TOL_MS"
+	check_near "pg$V: B: ms in Lock:transactionid" "$(ms_of @wait_us_by_pid "$out" "$b_pid" Lock:transactionid)" "$b_ms" "$TOL_MS"
+	check_near "pg$V: C: ms in Lock:advisory" "$(ms_of @wait_us_by_pid "$out" "$c_pid" Lock:advisory)" "$c_ms" "$TOL_MS"
+	# A sat idle in its transaction through B's 700 ms and C's 400 ms.
+	local a_idle
+	a_idle=$(ms_of @wait_us_by_pid "$out" "$a_pid" Client:ClientRead)
+	check_eq "pg$V: A: idle time in Client:ClientRead >= 1000 ms (got $a_idle)" "$((a_idle >= 1000))" 1
+	check_contains "pg$V: totals name Timeout:PgSleep" "$(grep '^@wait_us\[' "$out")" "@wait_us[Timeout:PgSleep]:"
+	check_contains "pg$V: histograms per event" "$(cat "$out")" "@wait_hist_us[Lock:transactionid]:"
+	check_empty "pg$V: no bpftrace errors" "$(grep -i 'error\|warning' "$out" | grep -v RLIMIT || true)"
+
+	# waits-by-query: the same waits under each session's query text.
+	out=$E2E_TMP/waits-by-query.out
+	check_near "pg$V: by query: pg_sleep's ms in Timeout:PgSleep" \
+		"$(query_ms "$out" "select pg_sleep(0.5) /* waits-e2e */" Timeout:PgSleep)" 500 "$TOL_MS"
+	check_near "pg$V: by query: the blocked UPDATE's ms in Lock:transactionid" \
+		"$(query_ms "$out" "update wt set v = v + 1 where id = 1 /* waits-e2e */" Lock:transactionid)" "$b_ms" "$TOL_MS"
+	check_near "pg$V: by query: pg_advisory_lock's ms in Lock:advisory" \
+		"$(query_ms "$out" "select pg_advisory_lock(42) /* waits-e2e */" Lock:advisory)" "$c_ms" "$TOL_MS"
+
+	# offcpu-stacks, folded by the awk its header gives: only S slept in
+	# pg_sleep, only B waited for a transaction, only C for an advisory lock.
+	local fold
+	fold=$(sed -n '/^ \*   awk/,/offcpu.txt |$/p' "$E2E_TMP/offcpu-stacks.bt" | sed -e 's/^ \*  *//')
+	fold=${fold#*\'}    # the program between awk's quotes
+	fold=${fold%\'*}
+	awk "$fold" "$E2E_TMP/offcpu-stacks.out" >"$E2E_TMP/folded"
+	check_near "pg$V: folded stacks: ms under Timeout:PgSleep" "$(folded_ms Timeout:PgSleep)" 500 "$TOL_MS"
+	check_near "pg$V: folded stacks: ms under Lock:transactionid" "$(folded_ms Lock:transactionid)" "$b_ms" "$TOL_MS"
+	check_near "pg$V: folded stacks: ms under Lock:advisory" "$(folded_ms Lock:advisory)" "$c_ms" "$TOL_MS"
+	cluster_stop
+}
+
+for v in $PGBT_E2E_VERSIONS; do
+	test_version "$v"
+done
+e2e_done
