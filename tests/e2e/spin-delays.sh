@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# spin-delays under bpftrace against real servers (Debian's stripped 15,
+# source-built 17 and 18), with contention made on purpose: the test sets
+# the BM_LOCKED bit (the buffer header spinlock) of the shared buffer that
+# holds block 0 of table s, through /proc/PID/mem, for 300 ms. A backend
+# that reads s must spin and sleep in WaitBufHdrUnlocked until the bit is
+# cleared. The addresses come from pgbt-gen itself (a helper template).
+set -euo pipefail
+source "$(dirname "$0")/../lib/e2e.sh"
+
+# Helper template: the address of the BufferDescriptors pointer and the
+# layout of a buffer header, for this server.
+mkdir -p "$E2E_TMP/tpl"
+cat >"$E2E_TMP/tpl/bufhdr.bt" <<'EOF'
+/*
+ * bufhdr	Test helper: where the shared buffer headers are.
+ */
+{{ &BufferDescriptors }} {{ sizeof(BufferDescPadded) }} {{ offsetof(BufferDesc, state) }} {{if major >= 16}}{{ offsetof(BufferDesc, tag.relNumber) }}{{else}}{{ offsetof(BufferDesc, tag.rnode.relNode) }}{{end}} {{ offsetof(BufferDesc, tag.blockNum) }}
+EOF
+
+# bufhdr_lock PID ADDR STRIDE STATE_OFF REL_OFF BLOCK_OFF NBUFFERS RELFILENODE lock|unlock
+# Finds the buffer of block 0 of RELFILENODE and sets or clears BM_LOCKED.
+bufhdr_lock() {
+	python3 - "$@" <<'EOF'
+import struct, sys
+pid, addr, stride, st, rel, blk, n, relfile, op = sys.argv[1:]
+addr, stride, st, rel, blk, n, relfile = (int(x, 0) for x in (addr, stride, st, rel, blk, n, relfile))
+BM_LOCKED = 1 << 22
+with open(f"/proc/{pid}/mem", "r+b", buffering=0) as m:
+    m.seek(addr)
+    base = struct.unpack("<Q", m.read(8))[0]
+    m.seek(base)
+    descs = m.read(stride * n)
+    for i in range(n):
+        d = descs[i * stride:(i + 1) * stride]
+        if struct.unpack_from("<I", d, rel)[0] == relfile and struct.unpack_from("<I", d, blk)[0] == 0:
+            m.seek(base + i * stride + st)
+            state = struct.unpack("<I", m.read(4))[0]
+            state = state | BM_LOCKED if op == "lock" else state & ~BM_LOCKED
+            m.seek(base + i * stride + st)
+            m.write(struct.pack("<I", state))
+            print(i)
+            sys.exit(0)
+sys.exit("no buffer holds block 0 of relfilenode %d" % relfile)
+EOF
+}
+
+for V in $PGBT_E2E_VERSIONS; do
+	cluster_start "$V"
+	cl_psql -c "create table s (a int); insert into s values (1); select * from s;" >/dev/null
+	relfile=$(cl_psql -c "select pg_relation_filenode('s')")
+	nbuf=$(cl_psql -c "select setting from pg_settings where name = 'shared_buffers'")
+	read -r addr stride st rel blk < <("$PGBT_GEN" --scripts-dir "$E2E_TMP/tpl" -p "$CL_PID" bufhdr | grep -v '^//' | grep -v '^$' | tail -n1)
+	"$PGBT_GEN" -p "$CL_PID" spin-delays >"$E2E_TMP/spin-delays.bt"
+	bt_start "$E2E_TMP/spin-delays.bt" "$E2E_TMP/spin-delays.out"
+	buf=$(bufhdr_lock "$CL_PID" "$addr" "$stride" "$st" "$rel" "$blk" "$nbuf" "$relfile" lock)
+	cl_psql -c "select count(*) from s" >"$E2E_TMP/reader.out" 2>&1 &
+	reader=$!
+	sleep 0.3
+	bufhdr_lock "$CL_PID" "$addr" "$stride" "$st" "$rel" "$blk" "$nbuf" "$relfile" unlock >/dev/null
+	wait "$reader"
+	check_eq "pg$V: the reader got its row once the header was unlocked" "$(cat "$E2E_TMP/reader.out")" 1
+	sleep 0.3
+	bt_stop
+	out=$(cat "$E2E_TMP/spin-delays.out")
+	get() { awk -v k="$1[WaitBufHdrUnlocked, " 'index($0, k) == 1 && /bufmgr.c/ { s += $NF } END { print s + 0 }' <<<"$out"; }
+	check_eq "pg$V: spin-delays: one contended wait in WaitBufHdrUnlocked (buffer $buf)" "$(get @contended)" 1
+	# 300 ms of backoff: sleeps of 1 ms growing by x1-x2 each time.
+	sl=$(get @sleeps)
+	check_eq "pg$V: spin-delays: WaitBufHdrUnlocked slept 3-60 times ($sl)" "$((sl >= 3 && sl <= 60))" 1
+	sp=$(get @spins)
+	check_eq "pg$V: spin-delays: spun at least 10 times per sleep ($sp)" "$((sp >= 10 * sl))" 1
+	cluster_stop
+done
+e2e_done
