@@ -63,7 +63,8 @@ for V in $PGBT_E2E_VERSIONS; do
 	sleep 0.3
 	bt_stop
 	out=$(cat "$E2E_TMP/spin-delays.out")
-	get() { awk -v k="$1[WaitBufHdrUnlocked, " 'index($0, k) == 1 && /bufmgr.c/ { s += $NF } END { print s + 0 }' <<<"$out"; }
+	get() { awk -v k="$1[WaitBufHdrUnlocked, " 'index($0, k) == 1 { s += $NF } END { print s + 0 }' <<<"$out"; }
+	check_contains "pg$V: spin-delays: the caller's source file" "$out" "/bufmgr.c"
 	check_eq "pg$V: spin-delays: one contended wait in WaitBufHdrUnlocked (buffer $buf)" "$(get @contended)" 1
 	# 300 ms of backoff: sleeps of 1 ms growing by x1-x2 each time.
 	sl=$(get @sleeps)
