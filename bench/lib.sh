@@ -17,8 +17,6 @@ else
 	: "${BENCH_SECONDS:=3}" "${BENCH_ROUNDS:=3}" "${BENCH_GEN_RUNS:=10}" "${BENCH_IDLE:=198}"
 fi
 : "${BENCH_WARMUP:=2.5}"
-# Baselines are measured over the same part of the run as traced runs.
-: "${BENCH_BASE_WARMUP:=$BENCH_WARMUP}"
 # The scale step measures -S only, with fewer pairs, for the scripts, the
 # noise floor and the one peer whose work grows with backends (psql-poll).
 : "${BENCH_SCALE_ROUNDS:=2}"

@@ -6,7 +6,10 @@
 #       does not favour either side. Each pair gives a TPS ratio
 #       (traced/baseline) and a p99 latency ratio; the summary is their
 #       median and range. A tracer that cannot render or attach is recorded
-#       with its reason after the first try, not retried.
+#       with its reason after the first try, not retried. A tracer that
+#       attaches too slowly for the window (big programs take bpftrace 0.17
+#       several seconds) gets the round again with a warm-up long enough,
+#       for both sides of the pair, up to twice.
 # Raw runs are appended to $BENCH_WORK/runs.csv, summaries to
 # $BENCH_WORK/overhead.csv (columns: see OVERHEAD_HEADER; the
 # status, which may hold commas, comes last). BENCH_BACKENDS
@@ -18,27 +21,35 @@ OVERHEAD_HEADER=major,backends,shape,config,pairs,base_tps,tps_ratio,tps_ratio_m
 measure_config() {
 	local shape=$1 config=$2 r side sides tps p99 win status
 	local -a base_tps=() tps_ratios=() p99_ratios=() base_p99=()
-	local failed= dir=$BENCH_WORK/run
+	local failed= dir=$BENCH_WORK/run warm=$BENCH_WARMUP retries=0 redo
 	for ((r = 1; r <= BENCH_ROUNDS; r++)); do
+		redo=
 		local b_tps= b_p99= t_tps= t_p99=
 		sides="baseline traced"
 		((r % 2 == 0)) && sides="traced baseline"
 		for side in $sides; do
 			rm -rf "$dir"
 			if [[ $side == baseline ]]; then
-				BENCH_WARMUP=$BENCH_BASE_WARMUP pgbench_run "$shape" baseline "$dir"
+				BENCH_WARMUP=$warm pgbench_run "$shape" baseline "$dir"
 			else
-				pgbench_run "$shape" "$config" "$dir"
+				BENCH_WARMUP=$warm pgbench_run "$shape" "$config" "$dir"
 			fi
 			read -r tps p99 win status <<<"$RUN_RESULT"
 			printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,"%s"\n' "$CL_MAJOR" "$BENCH_BACKENDS" "$shape" \
 				"$config" "$r" "$side" "$tps" "$p99" "$win" "${status//\"/\'}" >>"$BENCH_WORK/runs.csv"
+			if [[ $side == traced && $status == slow:* ]] && ((retries < 2)); then
+				warm=$(awk -v r="$RUN_READY" 'BEGIN { printf "%.1f", r + 1 }')
+				retries=$((retries + 1)) redo=1
+				bench_log "$config attached after $RUN_READY s: warm-up now $warm s"
+				break
+			fi
 			if [[ $status != ok ]]; then
 				[[ $side == traced ]] && failed=$status
 				continue
 			fi
 			if [[ $side == baseline ]]; then b_tps=$tps b_p99=$p99; else t_tps=$tps t_p99=$p99; fi
 		done
+		if [[ -n $redo ]]; then r=$((r - 1)); continue; fi
 		[[ -n $failed ]] && break
 		if [[ -n $b_tps && -n $t_tps ]]; then
 			base_tps+=("$b_tps") base_p99+=("$b_p99")

@@ -6,7 +6,9 @@
 #       TPC-B-like script: 3 UPDATEs, 1 SELECT, 1 INSERT and one XID per
 #       transaction). CONFIG: "baseline" or a tracer (see bench/tracers.sh).
 #       Sets RUN_RESULT to "TPS P99_MS WINDOW_S STATUS" (STATUS "ok" or
-#       why not). It runs in the calling shell, so the EXIT trap of
+#       why not; "slow: ..." when the tracer attached too late to leave a
+#       window) and RUN_READY (seconds from pgbench's start to the tracer
+#       being ready). It runs in the calling shell, so the EXIT trap of
 #       tests/lib/cluster.sh can stop what it started.
 #
 # The timeline of a run: pgbench starts with -T WARMUP+SECONDS; once its
@@ -49,18 +51,20 @@ pgbench_run() {
 	fi
 
 	local from
+	RUN_READY=$(awk -v s="$t_start" -v r="$t_ready" 'BEGIN { printf "%.1f", r - s }')
 	from=$(awk -v s="$t_start" -v r="$t_ready" -v w="$BENCH_WARMUP" \
 		'BEGIN { f = s + w; if (r > f) f = r; printf "%.6f", f }')
 	# pgbench log line: client trans latency_us script epoch_s epoch_us ...
 	# Latencies in the window, sorted; then count, window, rate and p99.
 	cat "$dir"/pgb.* 2>/dev/null | awk -v from="$from" '
 		$3 ~ /^[0-9]+$/ && $5 + $6 / 1e6 >= from { printf "%d %.6f\n", $3, $5 + $6 / 1e6 }' |
-		sort -n -k1,1 | awk -v from="$from" -v rate="$rate" -v st="$status" '
+		sort -n -k1,1 | awk -v from="$from" -v rate="$rate" -v st="$status" -v ready="$RUN_READY" '
 		{ lat[NR] = $1; if ($2 > last) last = $2 }
 		END {
 			n = NR; win = last - from
 			if (n < 20 || win < 1) {
-				if (st == "ok") st = "too few transactions in the window (" n + 0 ")"
+				if (st == "ok" && win < 1) st = "slow: the tracer was ready only " ready " s after pgbench started"
+				else if (st == "ok") st = "too few transactions in the window (" n + 0 ")"
 				printf "nan nan %.2f %s\n", win, st; exit
 			}
 			k = int(n * 0.99); if (k < n * 0.99) k++

@@ -11,19 +11,28 @@
 report_write() {
 	local r=$BENCH_RESULTS f
 	mkdir -p "$r"
-	predict_write "$BENCH_WORK/prediction.csv"
-	for f in machine runs overhead probe-cost gen-speed prediction; do
-		[[ -f $BENCH_WORK/$f.csv ]] && cp "$BENCH_WORK/$f.csv" "$r/$f.csv"
-	done
+	[[ -f $BENCH_WORK/events.csv ]] && predict_write "$BENCH_WORK/prediction.csv"
+	if [[ $(cd "$r" && pwd) != $(cd "$BENCH_WORK" && pwd) ]]; then
+		for f in machine runs overhead probe-cost gen-speed events prediction; do
+			[[ -f $BENCH_WORK/$f.csv ]] && cp "$BENCH_WORK/$f.csv" "$r/$f.csv"
+		done
+	fi
 	report_md >"$r/results.md"
 	report_plot_data >"$r/overhead.dat"
 	if command -v gnuplot >/dev/null; then
-		gnuplot -e "datafile='$r/overhead.dat'; outfile='$r/overhead.png'; subtitle='$(report_subtitle)'" \
+		gnuplot -e "datafile='$r/overhead.dat'; outfile='$r/overhead.png'; subtitle='$(report_subtitle)'; $(report_noise)" \
 			"$BENCH_DIR/plot.gp" 2>"$BENCH_WORK/gnuplot.err" ||
 			bench_log "gnuplot failed: $(head -n3 "$BENCH_WORK/gnuplot.err")"
 	else
 		bench_log "no gnuplot: no chart"
 	fi
+}
+
+# The grey band of the chart: the range of the "none" rows.
+report_noise() {
+	awk -F, -v ma="$MAIN_MAJOR" 'NR > 1 && $1 == ma && $4 == "none" && $8 != "" {
+		if (lo == "" || $8 < lo) lo = $8; if (hi == "" || $9 > hi) hi = $9 }
+		END { if (lo != "") printf "noise_lo=%.2f; noise_hi=%.2f", (lo - 1) * 100, (hi - 1) * 100 }' "$BENCH_WORK/overhead.csv"
 }
 
 _machine() { awk -F, -v k="$1" '$1 == k { sub(/^[^,]*,/, ""); gsub(/"/, ""); print }' "$BENCH_WORK/machine.csv"; }
@@ -57,7 +66,7 @@ _cell() {   # MAJOR BACKENDS SHAPE CONFIG COLUMN(tps|p99)
 	st=$(_ov "$1" "$2" "$3" "$4" status)
 	[[ -z $st ]] && { echo "not run"; return; }
 	m=$(_ov "$1" "$2" "$3" "$4" $base)
-	[[ -z $m ]] && { echo "**${st}**"; return; }
+	[[ -z $m ]] && { echo "failed (below)"; return; }
 	lo=$(_ov "$1" "$2" "$3" "$4" $((base + 1)))
 	hi=$(_ov "$1" "$2" "$3" "$4" $((base + 2)))
 	_pct "$m" "$lo" "$hi"
@@ -96,6 +105,10 @@ report_md() {
 			"$(_cell "$ma" "$b" tpcb "$c" tps)" "$(_cell "$ma" "$b" tpcb "$c" p99)" \
 			"$(_cell "$ma" "$big" select "$c" tps)"
 	done
+	echo
+	awk -F, -v ma="$ma" 'NR > 1 && $1 == ma && $7 == "" {
+		st = $0; for (i = 1; i < 14; i++) sub(/^[^,]*,/, "", st); gsub(/"/, "", st)
+		if (!seen[$4 st]++) printf "- %s (%s, %s backends): %s\n", $4, $3, $2, st }' "$BENCH_WORK/overhead.csv"
 	if [[ $ma != 17 ]] && [[ -n $(_configs 17 "$b") ]]; then
 		echo
 		echo "## The by-hand method needs DWARF: on PostgreSQL 17 (debug build), TPC-B"
@@ -105,6 +118,8 @@ report_md() {
 		for c in $(_configs 17 "$b"); do
 			printf '| %s | %s | %s |\n' "$c" "$(_cell 17 "$b" tpcb "$c" tps)" "$(_cell 17 "$b" tpcb "$c" p99)"
 		done
+		echo
+		echo "Same probe, same predicate cost: the difference between the two rows is the noise of the machine."
 	fi
 	if [[ -s $BENCH_WORK/probe-cost.csv ]]; then
 		echo
