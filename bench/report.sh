@@ -21,8 +21,8 @@ report_write() {
 	report_plot_data >"$r/overhead.dat"
 	if command -v gnuplot >/dev/null; then
 		gnuplot -e "datafile='$r/overhead.dat'; outfile='$r/overhead.png'; subtitle='$(report_subtitle)'; $(report_noise)" \
-			"$BENCH_DIR/plot.gp" 2>"$BENCH_WORK/gnuplot.err" ||
-			bench_log "gnuplot failed: $(head -n3 "$BENCH_WORK/gnuplot.err")"
+			"$BENCH_DIR/plot.gp" 2>"${TMPDIR:-/tmp}/pgbt-bench-gnuplot.err" ||
+			bench_log "gnuplot failed: $(head -n3 "${TMPDIR:-/tmp}/pgbt-bench-gnuplot.err")"
 	else
 		bench_log "no gnuplot: no chart"
 	fi
