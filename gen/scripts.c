@@ -118,7 +118,7 @@ int cli_list(const struct cli *cli)
 		fprintf(stderr, "pgbt-gen: %s: cannot read the scripts directory\n", cli->scripts_dir);
 		return 1;
 	}
-	printf("%-16s %-46s %s\n", "SCRIPT", "NEEDS", "SUMMARY");
+	printf("%-16s %-48s %s\n", "SCRIPT", "NEEDS", "SUMMARY");
 	for (size_t i = 0; i < n; i++) {
 		struct pgbt_template tpl;
 		struct pgbt_needs nd;
@@ -130,7 +130,7 @@ int cli_list(const struct cli *cli)
 		} else {
 			pgbt_template_needs(&tpl, &nd);
 			needs_text(&nd, needs, sizeof(needs));
-			printf("%-16s %-46s %s\n", tpl.name, needs, tpl.summary);
+			printf("%-16s %-48s %s\n", tpl.name, needs, tpl.summary);
 			pgbt_template_free(&tpl);
 		}
 		free(names[i]);
