@@ -14,6 +14,7 @@
 # and nothing of other backends.
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
+source "$(dirname "$0")/../lib/lock-sessions.sh"
 
 K=25   # SELECTs on t counted by locks
 
@@ -30,30 +31,6 @@ render() {
 session_bg() {
 	local file=$1
 	{ echo "select pg_backend_pid();"; cat; } | cl_psql >"$file" 2>&1 &
-}
-
-# Waits until SQL (a count) returns 1.
-wait_for() {
-	local sql=$1 i
-	for ((i = 0; i < 200; i++)); do
-		[[ $(cl_psql -c "$sql") == 1 ]] && return 0
-		sleep 0.05
-	done
-	fail "pg$V: timed out waiting for: $sql"
-	return 1
-}
-
-# Until SESSION_SQL's lock is awaited by someone, then SECONDS more.
-hold_until_waited() {
-	local cond=$1 secs=$2
-	cat <<-SQL
-	do \$\$ begin
-	  while not exists (select 1 from pg_locks where not granted and $cond) loop
-	    perform pg_sleep(0.01);
-	  end loop;
-	end \$\$;
-	select pg_sleep($secs);
-	SQL
 }
 
 # The contention scenarios; sets PID_A .. PID_F, T_OID, DB_OID.

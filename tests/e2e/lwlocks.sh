@@ -11,6 +11,7 @@
 #     started waiting.
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
+source "$(dirname "$0")/../lib/lock-sessions.sh"
 
 render() {
 	local name=$1 script=$2; shift 2
@@ -89,29 +90,6 @@ test_lwlocks() {
 		check_near "pg$V: lwlocks output=all: $v acquisitions, uprobe/USDT ($b/$a)" \
 			"$(ratio "$b" "$a")" 1 0.02
 	done
-}
-
-# Until someone waits for a lock matching COND, then SECONDS more.
-hold_until_waited() {
-	local cond=$1 secs=$2
-	cat <<-SQL
-	do \$\$ begin
-	  while not exists (select 1 from pg_locks where not granted and $cond) loop
-	    perform pg_sleep(0.01);
-	  end loop;
-	end \$\$;
-	select pg_sleep($secs);
-	SQL
-}
-
-wait_for() {
-	local sql=$1 i
-	for ((i = 0; i < 200; i++)); do
-		[[ $(cl_psql -c "$sql") == 1 ]] && return 0
-		sleep 0.05
-	done
-	fail "pg$V: timed out waiting for: $sql"
-	return 1
 }
 
 test_row_locks() {
