@@ -18,14 +18,6 @@ source "$(dirname "$0")/../lib/lock-sessions.sh"
 
 K=25   # SELECTs on t counted by locks
 
-# Renders SCRIPT for the current cluster into $E2E_TMP/NAME.bt.
-render() {
-	local name=$1 script=$2; shift 2
-	local out=$E2E_TMP/$name.bt rc=0
-	"$PGBT_GEN" -p "$CL_PID" "$script" "$@" >"$out" 2>"$E2E_TMP/$name.err" || rc=$?
-	check_eq "pg$V: $name renders ($(head -c 300 "$E2E_TMP/$name.err"))" "$rc" 0
-}
-
 # Runs SQL (stdin) in the background, output to FILE; its first line is
 # the backend PID.
 session_bg() {

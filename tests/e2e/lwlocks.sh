@@ -13,13 +13,6 @@ set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
 source "$(dirname "$0")/../lib/lock-sessions.sh"
 
-render() {
-	local name=$1 script=$2; shift 2
-	local out=$E2E_TMP/$name.bt rc=0
-	"$PGBT_GEN" -p "$CL_PID" "$script" "$@" >"$out" 2>"$E2E_TMP/$name.err" || rc=$?
-	check_eq "pg$V: $name renders ($(head -c 300 "$E2E_TMP/$name.err"))" "$rc" 0
-}
-
 # Sum of the counts of "@MAP[NAME, MODE]: n" lines in FILE, for tranche
 # NAME and mode MODE (regexes). Through uprobes the keys are numbers
 # "[ID, MODE]", named by the legend lines "@tranche[ID]: NAME" and

@@ -1,5 +1,14 @@
-# Helpers for e2e tests that stage lock waits between sessions of the
-# current cluster (tests/lib/cluster.sh). Messages name the version in $V.
+# Helpers for the lock e2e tests: rendering a script for the current
+# cluster, and staging lock waits between sessions of it
+# (tests/lib/cluster.sh). Messages name the version in $V.
+
+# Renders SCRIPT [NAME=VALUE...] for the current cluster into $E2E_TMP/NAME.bt.
+render() {
+	local name=$1 script=$2; shift 2
+	local out=$E2E_TMP/$name.bt rc=0
+	"$PGBT_GEN" -p "$CL_PID" "$script" "$@" >"$out" 2>"$E2E_TMP/$name.err" || rc=$?
+	check_eq "pg$V: $name renders ($(head -c 300 "$E2E_TMP/$name.err"))" "$rc" 0
+}
 
 # Waits until SQL (a count) returns 1.
 wait_for() {
