@@ -37,6 +37,18 @@ check_totals() {
 		"$(awk -v m="$map[" 'index($1, m) == 1 { s += $2 } END { print s + 0 }' "$out")" "$final"
 }
 
+# Waits (up to 15 s) until FILE has two more "TIME  N WHAT (" interval
+# headers than now.
+wait_for_reports() {
+	local file=$1 what=$2 start i
+	start=$(grep -c " $what (" "$file" || true)
+	for ((i = 0; i < 150; i++)); do
+		(( $(grep -c " $what (" "$file" || true) >= start + 2 )) && return 0
+		sleep 0.1
+	done
+	fail "pg$V: no new $what interval reports in $file within 15 s"
+}
+
 test_version() {
 	V=$1
 	cluster_start "$V"
@@ -66,7 +78,11 @@ test_version() {
 	local oids_made
 	oids_made=$(cl_psql -c "select (select count(*) from pg_class where relname like 'oidt\_%')
 		+ (select count(*) from pg_type where typname like 'oidt\_%' or typname like '\_oidt\_%')")
-	sleep 1.5   # let one more interval print
+	# Two more interval reports from each counter, so the last one covers
+	# a whole interval after the workload (a fixed sleep was not always
+	# enough on a loaded machine).
+	wait_for_reports "$E2E_TMP/xid-rate.out" XIDs
+	wait_for_reports "$E2E_TMP/oid-consumers.out" OIDs
 	bt_stop "$bt_rate"; bt_stop "$bt_events"; bt_stop "$bt_oids"
 
 	# xid-events: one line per XID of A, carrying nextXid = XID + 1.
