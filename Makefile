@@ -71,7 +71,7 @@ $(O):
 	$(Q)mkdir -p $(O)
 
 # Unit tests: one binary per tests/unit/test_*.c, linked with the library.
-$(O)/tests/%: tests/unit/%.c tests/unit/check.h $(O)/libpgbt.a
+$(O)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(O)/libpgbt.a
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@) && $(CC) $(ALL_CFLAGS) -iquote tests/unit -o $@ $< $(O)/libpgbt.a $(PKG_LIBS)
 

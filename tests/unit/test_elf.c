@@ -3,6 +3,7 @@
  * Fixtures come from $PGBT_FIXTURES (default build/fixtures); expected
  * build-ids come from readelf, a parser independent of libelf. */
 #include "check.h"
+#include "files.h"
 #include "elfimg.h"
 
 #include <stddef.h>
@@ -59,52 +60,6 @@ static void readelf_build_id(const char *path, char *out, size_t len)
 			break;
 	}
 	pclose(f);
-}
-
-/* Copies the first len bytes of src (all of it when len < 0) to dst. */
-static long copy_file(const char *src, const char *dst, long len)
-{
-	FILE *in = fopen(src, "rb"), *out = fopen(dst, "wb");
-	long n = 0;
-	int c;
-
-	while (in && out && (len < 0 || n < len) && (c = getc(in)) != EOF) {
-		putc(c, out);
-		n++;
-	}
-	if (in)
-		fclose(in);
-	if (out)
-		fclose(out);
-	return n;
-}
-
-static void patch_file(const char *path, long off, const void *bytes, size_t n)
-{
-	FILE *f = fopen(path, "r+b");
-
-	if (!f)
-		return;
-	fseek(f, off, SEEK_SET);
-	fwrite(bytes, 1, n, f);
-	fclose(f);
-}
-
-static void write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-}
-
-static long file_size(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 ? (long)st.st_size : -1;
 }
 
 /* Opening must fail with a message "<path>: <cause...>". */

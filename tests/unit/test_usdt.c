@@ -2,6 +2,7 @@
  * known probe set and against `readelf -n` (an independent parser), the
  * .stapsdt.base adjustment, and malformed notes. */
 #include "check.h"
+#include "files.h"
 #include "usdt.h"
 
 #include <stdint.h>
@@ -205,30 +206,10 @@ static void test_no_notes(void)
 static const char *copy_fixture(const char *name)
 {
 	static char path[4096];
-	FILE *in = fopen(fixture("usdt_probes"), "rb"), *out;
-	char buf[65536];
-	size_t n;
 
 	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
-	out = fopen(path, "wb");
-	while (in && out && (n = fread(buf, 1, sizeof(buf), in)) > 0)
-		fwrite(buf, 1, n, out);
-	if (in)
-		fclose(in);
-	if (out)
-		fclose(out);
+	copy_file(fixture("usdt_probes"), path, -1);
 	return path;
-}
-
-static void patch(const char *path, uint64_t off, const void *bytes, size_t n)
-{
-	FILE *f = fopen(path, "r+b");
-
-	if (!f)
-		return;
-	fseek(f, (long)off, SEEK_SET);
-	fwrite(bytes, 1, n, f);
-	fclose(f);
 }
 
 /* File offset of the first note of .note.stapsdt in the fixture. */
@@ -289,22 +270,22 @@ static void test_malformed(void)
 	if (!note || descsz <= 24 || descsz - 24 >= sizeof(fill))
 		return;
 	path = copy_fixture("descsz");
-	patch(path, note + 4, &huge, sizeof(huge));
+	patch_file(path, (long)note + 4, &huge, sizeof(huge));
 	expect_read_fails(path, "truncated note at offset 0");
 
 	path = copy_fixture("short");
-	patch(path, note + 4, &short_desc, sizeof(short_desc));
+	patch_file(path, (long)note + 4, &short_desc, sizeof(short_desc));
 	expect_read_fails(path, "note at offset 0: descriptor of 8 bytes is too short");
 
 	/* No NUL anywhere in the strings: reading must stop at the desc end. */
 	memset(fill, 'A', sizeof(fill));
 	path = copy_fixture("unterminated");
-	patch(path, desc + 24, fill, descsz - 24);
+	patch_file(path, (long)desc + 24, fill, descsz - 24);
 	expect_read_fails(path, "note at offset 0: provider unterminated");
 
 	/* "fixture\0guarded\0..." becomes "fixture\0\0uarded...": empty name. */
 	path = copy_fixture("noname");
-	patch(path, desc + 24 + 8, "", 1);
+	patch_file(path, (long)desc + 24 + 8, "", 1);
 	expect_read_fails(path, "note at offset 0: empty provider or name");
 }
 
@@ -320,7 +301,7 @@ static void test_base_adjustment(void)
 
 	CHECK(orig && pgbt_usdt_read(orig, &want, &err) == 0);
 	base = orig ? section_field(orig, ".stapsdt.base", 0) - 0x100 : 0;
-	patch(path, desc + 8, &base, sizeof(base));
+	patch_file(path, (long)desc + 8, &base, sizeof(base));
 	elf = pgbt_elf_open(path, &err);
 	CHECK(elf && pgbt_usdt_read(elf, &got, &err) == 0);
 	CHECK_EQ_U(got.n, want.n);
