@@ -110,6 +110,36 @@ static int pick_symbol(struct pgbt_eval *ev, const char *spec, char *ret, size_t
 	return pgbt_fail(err, "%s: no symbol %s in .symtab or .dynsym", ev->t->path, list);
 }
 
+/* The process whose memory an expression reads: the backend inside
+ * backend($param, ...), else the postmaster. */
+static pid_t reading_pid(const struct pgbt_eval *ev)
+{
+	return ev->in_pid ? ev->in_pid : ev->t->pid;
+}
+
+/* "*NAME": the pointer stored in the global NAME (or "(A|B)"), checked to
+ * point into the server's shared memory. */
+static int eval_deref(struct pgbt_eval *ev, const char *expr, uint64_t *ret,
+		      struct pgbt_buf *how, struct pgbt_err *err)
+{
+	char spec[256], name[128], h[PGBT_HOW_LEN];
+	uint64_t addr;
+
+	if (need_live(ev, expr, err) < 0)
+		return -1;
+	pgbt_trim(expr + 1, strlen(expr + 1), spec, sizeof(spec));
+	if (pick_symbol(ev, spec, name, sizeof(name), err) < 0)
+		return -1;
+	if (pgbt_target_symbol_addr(ev->t, name, &addr, h, err) < 0)
+		return -1;
+	pgbt_buf_printf(how, "//     %s at 0x%" PRIx64 ": %s\n", name, addr, h);
+	if (pgbt_target_read_shared_ptr_in(ev->t, reading_pid(ev), name, addr, 0, 1, ret, h,
+					   err) < 0)
+		return -1;
+	pgbt_buf_printf(how, "//     %s = 0x%" PRIx64 ": %s\n", name, *ret, h);
+	return 0;
+}
+
 /* The address part of "&NAME", "&NAME.member" and "&NAME->member". */
 static int eval_address(struct pgbt_eval *ev, const char *expr, uint64_t *ret,
 			struct pgbt_buf *how, struct pgbt_err *err)
@@ -155,7 +185,8 @@ static int eval_address(struct pgbt_eval *ev, const char *expr, uint64_t *ret,
 	if (arrow) {
 		char what[160];
 		snprintf(what, sizeof(what), "%s", name);
-		if (pgbt_target_read_shared_ptr(ev->t, what, addr, off, size, &ptr, h, err) < 0)
+		if (pgbt_target_read_shared_ptr_in(ev->t, reading_pid(ev), what, addr, off, size,
+						   &ptr, h, err) < 0)
 			return -1;
 		pgbt_buf_printf(how, "//     %s (%s *) = 0x%" PRIx64 ": %s\n", name, type, ptr, h);
 		addr = ptr;
@@ -256,6 +287,79 @@ static void format_number(uint64_t v, bool hex, char *out, size_t outlen)
 	snprintf(out, outlen, hex ? "0x%" PRIx64 : "%" PRIu64, v);
 }
 
+/* "A + B" (at the top level, not inside parentheses): both sides are
+ * numbers. Returns 1 when expr is no sum. */
+static int eval_sum(struct pgbt_eval *ev, const char *expr, char *out, size_t outlen,
+		    struct pgbt_err *err)
+{
+	char lhs[512], lv[128], rv[128], *end;
+	const char *plus = NULL;
+	uint64_t a, b;
+	int depth = 0;
+
+	for (const char *p = expr; *p && !plus; p++) {
+		depth += (*p == '(') - (*p == ')');
+		if (*p == '+' && depth == 0)
+			plus = p;
+	}
+	if (!plus)
+		return 1;
+	pgbt_trim(expr, (size_t)(plus - expr), lhs, sizeof(lhs));
+	if (pgbt_eval(ev, lhs, lv, sizeof(lv), err) < 0 ||
+	    pgbt_eval(ev, plus + 1, rv, sizeof(rv), err) < 0)
+		return -1;
+	a = strtoull(lv, &end, 0);
+	if (!isdigit((unsigned char)lv[0]) || *end)
+		return pgbt_fail(err, "%s: {{ %s }}: '%s' is %s, not a number", ev->tpl->name,
+				 expr, lhs, lv);
+	b = strtoull(rv, &end, 0);
+	if (!isdigit((unsigned char)rv[0]) || *end)
+		return pgbt_fail(err, "%s: {{ %s }}: '%s' is %s, not a number", ev->tpl->name,
+				 expr, plus + 1, rv);
+	format_number(a + b, strncmp(lv, "0x", 2) == 0 || strncmp(rv, "0x", 2) == 0,
+		      out, outlen);
+	if (!seen(ev, expr))
+		pgbt_buf_printf(&ev->prov, "//   %s = %s\n", expr, out);
+	return 0;
+}
+
+/* "backend($param, EXPR)": EXPR with its reads of process memory done in
+ * the backend that the param (of type backend, checked at render to be a
+ * live child of the postmaster) names. */
+static int eval_in_backend(struct pgbt_eval *ev, const char *expr, const char *args,
+			   char *out, size_t outlen, struct pgbt_err *err)
+{
+	const char *comma = strchr(args, ',');
+	const struct pgbt_param *p = NULL;
+	char name[64], inner[512];
+	pid_t saved = ev->in_pid;
+	long pid;
+	int rc;
+
+	if (!comma)
+		return pgbt_fail(err, "%s: {{ %s }}: want backend($PARAM, EXPR)", ev->tpl->name, expr);
+	pgbt_trim(args, (size_t)(comma - args), name, sizeof(name));
+	pgbt_trim(comma + 1, strlen(comma + 1), inner, sizeof(inner));
+	for (size_t i = 0; name[0] == '$' && i < ev->tpl->nparams; i++)
+		if (strcmp(ev->tpl->params[i].name, name + 1) == 0)
+			p = &ev->tpl->params[i];
+	if (!p || p->type != PARAM_BACKEND)
+		return pgbt_fail(err, "%s: {{ %s }}: '%s' is not a parameter of type backend",
+				 ev->tpl->name, expr, name);
+	if (need_live(ev, expr, err) < 0)
+		return -1;
+	pid = strtol(p->set ? p->value : p->def, NULL, 10);
+	if (pid <= 0)
+		return pgbt_fail(err, "%s: this needs %s=PID, one backend of the server "
+				 "(pg_stat_activity.pid)", ev->tpl->name, p->name);
+	ev->in_pid = (pid_t)pid;
+	rc = pgbt_eval(ev, inner, out, outlen, err);
+	ev->in_pid = saved;
+	if (rc == 0 && !seen(ev, expr))
+		pgbt_buf_printf(&ev->prov, "//   %s = %s (read in backend PID %ld)\n", expr, out, pid);
+	return rc;
+}
+
 int pgbt_eval(struct pgbt_eval *ev, const char *expr_in, char *out, size_t outlen,
 	      struct pgbt_err *err)
 {
@@ -290,9 +394,23 @@ int pgbt_eval(struct pgbt_eval *ev, const char *expr_in, char *out, size_t outle
 		return rc;
 	if ((rc = eval_loop_var(ev, expr, out, outlen)) == 0)
 		return 0;
+	if ((rc = eval_sum(ev, expr, out, outlen, err)) <= 0)
+		return rc;
+	if (call_args(expr, "backend", args, sizeof(args)))
+		return eval_in_backend(ev, expr, args, out, outlen, err);
+	if (isdigit((unsigned char)expr[0])) {    /* a number stands for itself */
+		char *end;
+		errno = 0;
+		strtoull(expr, &end, 0);
+		if (*end || errno)
+			return pgbt_fail(err, "%s: {{ %s }}: not a number", ev->tpl->name, expr);
+		snprintf(out, outlen, "%s", expr);
+		return 0;
+	}
 
-	if (expr[0] == '&') {
-		rc = eval_address(ev, expr, &v, &detail, err);
+	if (expr[0] == '&' || expr[0] == '*') {
+		rc = expr[0] == '&' ? eval_address(ev, expr, &v, &detail, err)
+				    : eval_deref(ev, expr, &v, &detail, err);
 		if (rc == 0) {
 			format_number(v, true, out, outlen);
 			if (!seen(ev, expr)) {

@@ -25,6 +25,8 @@ struct pgbt_eval {
 	struct pgbt_binding loop[4];
 	size_t nloop;
 	int depth;                      /* of let expansion, against cycles */
+	pid_t in_pid;                   /* whose memory is read: a backend
+					   inside backend(), else 0 (postmaster) */
 	struct pgbt_buf prov;           /* "//   EXPR = VALUE ..." lines */
 	char *seen[PGBT_MAX_SEEN];      /* expressions already in prov */
 	size_t nseen;

@@ -323,25 +323,33 @@ int pgbt_target_read_shared_ptr(struct pgbt_target *t, const char *what, uint64_
 				uint64_t off, uint64_t size, uint64_t *ret, char *how,
 				struct pgbt_err *err)
 {
+	return pgbt_target_read_shared_ptr_in(t, t->pid, what, addr, off, size, ret, how, err);
+}
+
+int pgbt_target_read_shared_ptr_in(struct pgbt_target *t, pid_t pid, const char *what,
+				   uint64_t addr, uint64_t off, uint64_t size, uint64_t *ret,
+				   char *how, struct pgbt_err *err)
+{
 	const struct pgbt_map *m;
 	uint64_t ptr;
 
-	if (pgbt_proc_read(t->pid, addr, &ptr, sizeof(ptr), err) < 0)
+	if (pgbt_proc_read(pid, addr, &ptr, sizeof(ptr), err) < 0)
 		return -1;
 	if (ptr == 0)
-		return pgbt_fail(err, "process %d: %s is NULL (server still starting up?)",
-				 (int)t->pid, what);
+		return pgbt_fail(err, "process %d: %s is NULL (%s still starting up?)",
+				 (int)pid, what, pid == t->pid ? "server" : "backend");
+	/* the postmaster's shared mappings: the ones every backend inherits */
 	m = pgbt_maps_find(&t->maps, ptr);
 	if (!m || m->perms[3] != 's')
 		return pgbt_fail(err, "process %d: %s = 0x%" PRIx64 " is not in a shared mapping "
-				 "of the process, so it would not be the same in every backend",
-				 (int)t->pid, what, ptr);
+				 "of the postmaster, so it would not be the same in every backend",
+				 (int)pid, what, ptr);
 	if (ptr + off + size > m->end)
 		return pgbt_fail(err, "process %d: %s = 0x%" PRIx64 " + %" PRIu64
-				 " runs past its shared mapping", (int)t->pid, what, ptr, off);
+				 " runs past its shared mapping", (int)pid, what, ptr, off);
 	*ret = ptr;
 	snprintf(how, PGBT_HOW_LEN, "read 0x%" PRIx64 " from /proc/%d/mem, in shared mapping "
-		 "%" PRIx64 "-%" PRIx64 " %s", ptr, (int)t->pid, m->start, m->end,
+		 "%" PRIx64 "-%" PRIx64 " %s", ptr, (int)pid, m->start, m->end,
 		 m->path[0] ? m->path : "[anon]");
 	return 0;
 }

@@ -80,5 +80,10 @@ int pgbt_target_symbol_addr(struct pgbt_target *t, const char *name, uint64_t *r
 int pgbt_target_read_shared_ptr(struct pgbt_target *t, const char *what, uint64_t addr,
 				uint64_t off, uint64_t size, uint64_t *ret, char *how,
 				struct pgbt_err *err);
+/* The same, read in process pid (a backend: forked, so the binary and the
+ * main shared memory are at the postmaster's addresses) instead. */
+int pgbt_target_read_shared_ptr_in(struct pgbt_target *t, pid_t pid, const char *what,
+				   uint64_t addr, uint64_t off, uint64_t size, uint64_t *ret,
+				   char *how, struct pgbt_err *err);
 
 #endif

@@ -22,6 +22,12 @@ static int parse_type(struct pgbt_param *p, const char *type)
 		p->type = PARAM_IDENT;
 		return 0;
 	}
+	if (strcmp(type, "backend") == 0) {
+		p->type = PARAM_BACKEND;    /* a PID; checked against the server at render */
+		p->min = 0;
+		p->max = 4194304;           /* PID_MAX_LIMIT */
+		return 0;
+	}
 	if (strncmp(type, "choice:", 7) == 0 && type[7]) {
 		p->type = PARAM_CHOICE;
 		snprintf(p->choices, sizeof(p->choices), "%s", type + 7);
@@ -49,6 +55,7 @@ static int check_value(const struct pgbt_template *tpl, const struct pgbt_param 
 
 	switch (p->type) {
 	case PARAM_INT:
+	case PARAM_BACKEND:
 		errno = 0;
 		n = strtol(v, &end, 10);
 		if (!*v || *end || errno || !(isdigit((unsigned char)v[0]) || v[0] == '-') ||
@@ -93,7 +100,8 @@ static int parse_param(struct pgbt_template *tpl, char *args, struct pgbt_err *e
 	snprintf(p->def, sizeof(p->def), "%s", def);
 	snprintf(p->desc, sizeof(p->desc), "%s", args + used);
 	p->desc[strcspn(p->desc, "\n")] = '\0';
-	if (parse_type(p, type) < 0 || check_value(tpl, p, p->def, err) < 0)
+	if (parse_type(p, type) < 0 || check_value(tpl, p, p->def, err) < 0 ||
+	    (p->type == PARAM_BACKEND && strcmp(p->def, "0") != 0))
 		return -1;
 	tpl->nparams++;
 	return 0;
@@ -230,7 +238,8 @@ static void needs_of(const struct pgbt_template *tpl, const char *e, struct pgbt
 			return;
 		}
 	}
-	if (e[0] == '&' || strncmp(e, "postmaster.pid", 14) == 0 || strncmp(e, "datadir", 7) == 0) {
+	if (e[0] == '&' || e[0] == '*' || strncmp(e, "backend(", 8) == 0 ||
+	    strncmp(e, "postmaster.pid", 14) == 0 || strncmp(e, "datadir", 7) == 0) {
 		/* name an address if there is one: it says more than a PID */
 		if (!n->live || (e[0] == '&' && n->live_expr[0] != '&'))
 			pgbt_trim(e, strcspn(e, "}"), n->live_expr, sizeof(n->live_expr));
@@ -466,6 +475,36 @@ static void provenance(struct render *r, struct pgbt_buf *b)
 	}
 }
 
+/* A backend parameter other than 0 names a live child of the postmaster. */
+static int check_backends(const struct pgbt_template *tpl, const struct pgbt_target *t,
+			  struct pgbt_err *err)
+{
+	for (size_t i = 0; i < tpl->nparams; i++) {
+		const struct pgbt_param *p = &tpl->params[i];
+		const char *v = p->set ? p->value : p->def;
+		pid_t pid = (pid_t)strtol(v, NULL, 10), parent = 0;
+		struct pgbt_err ignored;
+
+		if (p->type != PARAM_BACKEND || pid == 0)
+			continue;
+		if (!t->pid)
+			return pgbt_fail(err, "%s: %s=%d names a backend, which needs a running "
+					 "server; name it with -p PID or -D DATADIR instead of --bin",
+					 tpl->name, p->name, (int)pid);
+		if (pid == t->pid)
+			return pgbt_fail(err, "%s: %s=%d is the postmaster; name one of its backends "
+					 "(pg_stat_activity.pid)", tpl->name, p->name, (int)pid);
+		if (!pgbt_proc_exists(pid) || pgbt_proc_ppid(pid, &parent, &ignored) < 0)
+			return pgbt_fail(err, "%s: %s=%d: no such process", tpl->name, p->name,
+					 (int)pid);
+		if (parent != t->pid)
+			return pgbt_fail(err, "%s: %s=%d is not a backend of postmaster %d (its parent "
+					 "is %d); see pg_stat_activity.pid", tpl->name, p->name,
+					 (int)pid, (int)t->pid, (int)parent);
+	}
+	return 0;
+}
+
 int pgbt_template_render(const struct pgbt_template *tpl, struct pgbt_target *t,
 			 char **ret, struct pgbt_err *err)
 {
@@ -475,7 +514,9 @@ int pgbt_template_render(const struct pgbt_template *tpl, struct pgbt_target *t,
 	int rc;
 
 	*ret = NULL;
-	rc = render(&r, tpl->text, tpl->text + tpl->len, &body, err);
+	rc = check_backends(tpl, t, err);
+	if (rc == 0)
+		rc = render(&r, tpl->text, tpl->text + tpl->len, &body, err);
 	if (rc == 0 && body.oom)
 		rc = pgbt_fail(err, "%s: out of memory", tpl->name);
 	if (rc == 0) {

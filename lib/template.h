@@ -4,8 +4,12 @@
  * tools' convention (" * NAME<tab>summary" on its first line, then USAGE
  * and an example of real output). Lines starting with "//@" declare:
  *   //@ param NAME TYPE DEFAULT DESCRIPTION...
- *        TYPE: int:MIN..MAX | choice:a|b|c | ident   (values are checked,
- *        so nothing a user passes can change the program's code)
+ *        TYPE: int:MIN..MAX | choice:a|b|c | ident | backend   (values
+ *        are checked, so nothing a user passes can change the program's code)
+ *        backend: a PID, 0 for none (the default must be 0); a PID other
+ *        than 0 must be a live child of the postmaster (a backend or an
+ *        auxiliary process), checked before rendering: "pid=N: no such
+ *        process", "... is not a backend of postmaster M"
  *   //@ let NAME = EXPR        a name for an expression, used as {{NAME}}
  * The rendered script carries its provenance block where these were.
  *
@@ -15,6 +19,16 @@
  *        postmaster's memory, checked to point into shared memory, and the
  *        member's offset added. "(A|B)" takes the first name the build has.
  *   {{ &MyProc }}  {{ &Global.member }}   address of a global (or member)
+ *   {{ *my_wait_event_info }}   the pointer stored in a global, checked to
+ *        point into shared memory (same "(A|B)" choice)
+ *   {{ backend($pid, EXPR) }}   EXPR with every read of process memory
+ *        (the pointers of "&G->m" and "*G") done in the backend that the
+ *        backend-type parameter pid names instead of the postmaster, for
+ *        per-backend globals: backend($pid, *my_wait_event_info) is that
+ *        backend's PGPROC.wait_event_info. pid=0 is an error ("this needs
+ *        pid=PID"). Symbols keep the postmaster's load bias (forked).
+ *   {{ A + B }}                  the sum of two numbers (hex if either is),
+ *        e.g. backend($pid, *MyProc + offsetof(PGPROC, wait_event_info))
  *   {{ offsetof(PGPROC, wait_event_info) }}  {{ sizeof(FullTransactionId) }}
  *   {{ WAIT_EVENT_PG_SLEEP }}    an enumerator's value
  *   {{ $interval }}              a parameter's (checked) value
@@ -41,7 +55,7 @@
 #define PGBT_MAX_PARAMS 16
 #define PGBT_MAX_LETS 32
 
-enum pgbt_param_type { PARAM_INT, PARAM_CHOICE, PARAM_IDENT };
+enum pgbt_param_type { PARAM_INT, PARAM_CHOICE, PARAM_IDENT, PARAM_BACKEND };
 
 struct pgbt_param {
 	char name[32];

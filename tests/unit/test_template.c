@@ -92,6 +92,18 @@ static void test_parse(void)
 	CHECK(pgbt_template_set_param(&tpl, "interval", &err) < 0);
 	pgbt_template_free(&tpl);
 
+	/* backend: a PID (checked against the server at render), 0 for none */
+	text = HEADER "//@ param pid backend 0 a backend\n";
+	CHECK(pgbt_template_parse("t", "test", text, strlen(text), &tpl, &err) == 0);
+	CHECK(tpl.params[0].type == PARAM_BACKEND);
+	CHECK(pgbt_template_set_param(&tpl, "pid=1234", &err) == 0);
+	CHECK(pgbt_template_set_param(&tpl, "pid=12x", &err) < 0);
+	CHECK_STR(err.msg, "t: pid='12x': not an integer in 0..4194304");
+	CHECK(pgbt_template_set_param(&tpl, "pid=-1", &err) < 0);
+	pgbt_template_free(&tpl);
+	text = HEADER "//@ param pid backend 7 a default other than 0\n";
+	CHECK(pgbt_template_parse("t", "test", text, strlen(text), &tpl, &err) < 0);
+
 	text = HEADER "//@ param n int:1..5 9 out of range default\n";
 	CHECK(pgbt_template_parse("t", "test", text, strlen(text), &tpl, &err) < 0);
 	CHECK(strstr(err.msg, "test:4: bad directive") != NULL);
@@ -118,6 +130,11 @@ static void test_needs(void)
 	CHECK(pgbt_template_parse("t", "test", text, strlen(text), &tpl, &err) == 0);
 	pgbt_template_needs(&tpl, &n);
 	CHECK(!n.live && !n.types && !n.usdt);
+	pgbt_template_free(&tpl);
+	text = HEADER "//@ param p backend 0 x\n{{ backend($p, *my_wait_event_info) }}\n";
+	CHECK(pgbt_template_parse("t", "test", text, strlen(text), &tpl, &err) == 0);
+	pgbt_template_needs(&tpl, &n);
+	CHECK(n.live);
 	pgbt_template_free(&tpl);
 }
 
@@ -152,6 +169,15 @@ static void test_language(struct pgbt_target *t)
 	/* the provenance block replaces the directives, after the header */
 	expect(t, HEADER "//@ let z = major\n{{z}}\n", NULL, " */\n// Rendered by pgbt-gen");
 
+	/* sums of numbers: hex when either side is */
+	expect(t, HEADER "{{ major + 1 }}\n", NULL, "\n18\n");
+	expect(t, HEADER "{{ 0x10 + sizeof(FullTransactionId) }}\n", NULL, "\n0x18\n");
+	expect_error(t, HEADER "{{ major + binary }}\n", NULL, "not a number");
+	expect_error(t, HEADER "{{ *TransamVariables }}\n", NULL, "needs a running server");
+	expect_error(t, HEADER "//@ param p backend 0 x\n{{ backend($p, *my_wait_event_info) }}\n",
+		     NULL, "needs a running server");
+	expect_error(t, HEADER "//@ param p backend 0 x\n{{ $p }}\n", "p=1",
+		     "p=1 names a backend, which needs a running server");
 	expect_error(t, HEADER "{{ &TransamVariables->nextXid }}\n", NULL, "needs a running server");
 	expect_error(t, HEADER "{{ postmaster.pid }}\n", NULL, "needs a running server");
 	expect_error(t, HEADER "{{ what is this }}\n", NULL, "cannot understand {{ what is this }}");
@@ -239,10 +265,44 @@ static pid_t start_fake(const char *file, const char *dir, char *line, size_t le
 	return pid;
 }
 
+/* backend($p, ...) reads in the fixture's forked backend, whose
+ * my_wait_event_info points into shared memory (the postmaster's does not). */
+static void test_backend(struct pgbt_target *t, int backend, unsigned long long backend_wait,
+			 unsigned long long shared)
+{
+	const char *deref = HEADER "//@ param p backend 0 x\n{{ backend($p, *my_wait_event_info) }}\n";
+	char param[64], want[128];
+
+	snprintf(param, sizeof(param), "p=%d", backend);
+	snprintf(want, sizeof(want), "\n0x%llx\n", backend_wait);
+	expect(t, deref, param, want);
+	expect(t, deref, param, "(read in backend PID");
+	snprintf(want, sizeof(want), "from /proc/%d/mem", backend);
+	expect(t, deref, param, want);
+	snprintf(want, sizeof(want), "\n0x%llx\n", backend_wait + 4);
+	expect(t, HEADER "//@ param p backend 0 x\n{{ backend($p, *my_wait_event_info + 4) }}\n",
+	       param, want);
+	expect(t, HEADER "//@ param p backend 0 x\n{{ backend($p, *my_wait_event_info) + 0x4 }}\n",
+	       param, want);
+	/* the backend inherited the postmaster's pointers */
+	snprintf(want, sizeof(want), "\n0x%llx\n", shared + 8);
+	expect(t, HEADER "//@ param p backend 0 x\n{{ backend($p, &TransamVariables->nextXid) }}\n",
+	       param, want);
+	expect_error(t, HEADER "{{ *my_wait_event_info }}\n", NULL, "is not in a shared mapping");
+	expect_error(t, deref, NULL, "this needs p=PID");
+	expect_error(t, HEADER "//@ param n int:0..9 0 x\n{{ backend($n, *my_wait_event_info) }}\n",
+		     "n=1", "'$n' is not a parameter of type backend");
+	snprintf(param, sizeof(param), "p=%d", (int)t->pid);
+	expect_error(t, deref, param, "is the postmaster");
+	expect_error(t, deref, "p=1", "p=1 is not a backend of postmaster");
+	expect_error(t, deref, "p=4194304", "p=4194304: no such process");
+}
+
 static void test_live(const char *file, bool stripped)
 {
 	char dir[] = "/tmp/pgbt-test-XXXXXX", line[512], want[128], cmd[600];
-	unsigned long long shared = 0, priv = 0, counters = 0;
+	unsigned long long shared = 0, priv = 0, counters = 0, backend_wait = 0;
+	int backend = 0;
 	struct pgbt_target t;
 	struct pgbt_err err;
 	pid_t pid;
@@ -252,8 +312,9 @@ static void test_live(const char *file, bool stripped)
 		return;
 	}
 	pid = start_fake(file, dir, line, sizeof(line));
-	CHECK(pid > 0 && sscanf(line, "shared=%llx private=%llx counters=%llx", &shared, &priv,
-				&counters) == 3);
+	CHECK(pid > 0 && sscanf(line, "shared=%llx private=%llx counters=%llx backend=%d "
+				"backend_wait=%llx", &shared, &priv, &counters, &backend,
+				&backend_wait) == 5);
 	if (pgbt_target_open_pid(&t, pid, &err) < 0) {
 		CHECK(!"open live fixture");
 		fprintf(stderr, "     %s\n", err.msg);
@@ -276,6 +337,7 @@ static void test_live(const char *file, bool stripped)
 				     "is not in a shared mapping");
 			expect_error(&t, HEADER "{{ &NullVariables->nextXid }}\n", NULL, "is NULL");
 		}
+		test_backend(&t, backend, backend_wait, shared);
 		expect_error(&t, HEADER "{{ &TransamVariables.nextXid }}\n", NULL, "use ->");
 		expect_error(&t, HEADER "{{ &(Nope|Nada)->x }}\n", NULL,
 			     "no symbol Nope, Nada in .symtab or .dynsym");
