@@ -394,6 +394,8 @@ int pgbt_eval(struct pgbt_eval *ev, const char *expr_in, char *out, size_t outle
 		return rc;
 	if ((rc = eval_loop_var(ev, expr, out, outlen)) == 0)
 		return 0;
+	if (call_args(expr, "error", args, sizeof(args)))
+		return pgbt_fail(err, "%s: %s", ev->tpl->name, args);
 	if ((rc = eval_sum(ev, expr, out, outlen, err)) <= 0)
 		return rc;
 	if (call_args(expr, "backend", args, sizeof(args)))

@@ -29,6 +29,8 @@
  *        pid=PID"). Symbols keep the postmaster's load bias (forked).
  *   {{ A + B }}                  the sum of two numbers (hex if either is),
  *        e.g. backend($pid, *MyProc + offsetof(PGPROC, wait_event_info))
+ *   {{ error(TEXT) }}            stops rendering with "SCRIPT: TEXT", for
+ *        combinations a template cannot serve ({{if}} around it)
  *   {{ offsetof(PGPROC, wait_event_info) }}  {{ sizeof(FullTransactionId) }}
  *   {{ WAIT_EVENT_PG_SLEEP }}    an enumerator's value
  *   {{ $interval }}              a parameter's (checked) value

@@ -173,6 +173,10 @@ static void test_language(struct pgbt_target *t)
 	expect(t, HEADER "{{ major + 1 }}\n", NULL, "\n18\n");
 	expect(t, HEADER "{{ 0x10 + sizeof(FullTransactionId) }}\n", NULL, "\n0x18\n");
 	expect_error(t, HEADER "{{ major + binary }}\n", NULL, "not a number");
+	expect_error(t, HEADER "//@ param m choice:a|b a mode\n{{if $m == b}}{{ error(mode=b needs X (see Y)) }}{{end}}\n",
+		     "m=b", "t: mode=b needs X (see Y)");
+	expect(t, HEADER "//@ param m choice:a|b a mode\n{{if $m == b}}{{ error(no) }}{{end}}ok\n",
+	       NULL, "ok\n");
 	expect_error(t, HEADER "{{ *TransamVariables }}\n", NULL, "needs a running server");
 	expect_error(t, HEADER "//@ param p backend 0 x\n{{ backend($p, *my_wait_event_info) }}\n",
 		     NULL, "needs a running server");
