@@ -5,9 +5,23 @@
 # prefix on stdout.
 #
 #   tests/setup/build-postgres.sh 17   ->  /var/cache/pgbt/pg17
+#
+# MAJOR-VARIANT builds the same source with tests/setup/pgMAJOR-*.patch for
+# that variant applied, into its own prefix (rebuilt when the patch changes):
+#   17-waitprobes  USDT probes wait__event__start/end in
+#                  pgstat_report_wait_start/end (pg17-wait-event-probes.patch)
+#                  ->  /var/cache/pgbt/pg17-waitprobes
 set -euo pipefail
 
-major=${1:?usage: build-postgres.sh MAJOR}
+name=${1:?usage: build-postgres.sh MAJOR[-VARIANT]}
+major=${name%%-*}
+setup_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+patch=
+case "$name" in
+  "$major") ;;
+  17-waitprobes) patch=$setup_dir/pg17-wait-event-probes.patch ;;
+  *) echo "build-postgres: no build variant '$name' (known: 15, 17, 18, 17-waitprobes)" >&2; exit 2 ;;
+esac
 case "$major" in
   15) suite=bookworm ;;
   17) suite=trixie ;;
@@ -16,8 +30,11 @@ case "$major" in
 esac
 
 cache=${PGBT_CACHE:-/var/cache/pgbt}
-prefix=$cache/pg$major
-if [ -x "$prefix/bin/postgres" ] && [ -f "$prefix/.pgbt-built" ]; then
+prefix=$cache/pg$name
+patch_id=
+[ -z "$patch" ] || patch_id=" + $(basename "$patch") $(sha256sum "$patch" | cut -c1-16)"
+if [ -x "$prefix/bin/postgres" ] && [ -f "$prefix/.pgbt-built" ] &&
+   { [ -z "$patch" ] || grep -qF -- "$patch_id" "$prefix/.pgbt-built"; }; then
   echo "$prefix"; exit 0
 fi
 
@@ -44,13 +61,24 @@ if [ -z "$srcdir" ]; then
   srcdir=$(ls -d "$cache/src/pg$major"/postgresql-"$major"*/ | head -n1)
 fi
 
-echo "build-postgres: building $(basename "$srcdir") into $prefix" >&2
-builddir=$cache/build/pg$major
+# A variant patches its own copy, unpacked afresh, so the plain source stays
+# as released.
+if [ -n "$patch" ]; then
+  orig=$(ls "$cache/src/pg$major"/postgresql-"$major"_*.orig.tar.* | head -n1)
+  rm -rf "$cache/src/pg$name" && mkdir -p "$cache/src/pg$name"
+  tar -C "$cache/src/pg$name" -xf "$orig"
+  srcdir=$(ls -d "$cache/src/pg$name"/postgresql-"$major"*/ | head -n1)
+  patch -d "$srcdir" -p1 -s <"$patch" >&2
+fi
+
+echo "build-postgres: building $(basename "$srcdir")${patch_id} into $prefix" >&2
+rm -f "$prefix/.pgbt-built"
+builddir=$cache/build/pg$name
 rm -rf "$builddir" && mkdir -p "$builddir"
 cd "$builddir"
 "$srcdir/configure" --prefix="$prefix" --enable-debug --enable-dtrace --without-icu \
   CFLAGS="-O2 -g" >configure.log 2>&1 || { tail -20 configure.log >&2; exit 1; }
 make -j"$(nproc)" -s >make.log 2>&1 || { tail -30 make.log >&2; exit 1; }
 make -s install >install.log 2>&1 || { tail -20 install.log >&2; exit 1; }
-basename "$srcdir" > "$prefix/.pgbt-built"
+echo "$(basename "$srcdir")$patch_id" > "$prefix/.pgbt-built"
 echo "$prefix"
