@@ -13,9 +13,9 @@ O        := build
 
 CC       ?= cc
 CFLAGS   ?= -O2 -g
-PKGS     := libelf libdw
+PKGS     := libelf libdw libpq
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lelf -ldw)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lelf -ldw -lpq)
 # snprintf truncation is how messages are bounded here, not a bug.
 WARN     := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-format-truncation
 ALL_CFLAGS := $(WARN) $(CFLAGS) $(PKG_CFLAGS) -iquote lib -DPGBT_VERSION='"$(VERSION)"'
@@ -33,6 +33,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(O)/%.o) $(O)/lib/embedded.o
 GEN_SRC  := $(wildcard gen/*.c)
 GEN_OBJ  := $(GEN_SRC:%.c=$(O)/%.o)
 TEMPLATES := $(sort $(wildcard scripts/*.bt))
+FRAGMENTS := $(sort $(wildcard scripts/include/*.bt))
 LAYOUTS  := $(sort $(wildcard lib/layouts/*.layout))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)
@@ -55,9 +56,9 @@ $(O)/libpgbt.a: $(LIB_OBJ)
 
 # Templates and fallback layouts are compiled into the binary, so a copied
 # pgbt-gen works alone.
-$(O)/lib/embedded.c: lib/embed.sh $(TEMPLATES) $(LAYOUTS) | $(O)
+$(O)/lib/embedded.c: lib/embed.sh $(TEMPLATES) $(FRAGMENTS) $(LAYOUTS) | $(O)
 	$(call msg,EMBED,$@)
-	$(Q)mkdir -p $(dir $@) && sh lib/embed.sh $(TEMPLATES) $(LAYOUTS) > $@
+	$(Q)mkdir -p $(dir $@) && sh lib/embed.sh $(TEMPLATES) $(FRAGMENTS) $(LAYOUTS) > $@
 
 $(O)/lib/embedded.o: $(O)/lib/embedded.c
 	$(call msg,CC,$@)
@@ -95,6 +96,8 @@ install: $(O)/pgbt-gen
 	  $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(O)/pgbt-gen $(DESTDIR)$(PREFIX)/bin/pgbt-gen
 	install -m 644 $(TEMPLATES) $(DESTDIR)$(PREFIX)/share/pgbt/scripts/
+	$(if $(FRAGMENTS),install -d $(DESTDIR)$(PREFIX)/share/pgbt/scripts/include && \
+	  install -m 644 $(FRAGMENTS) $(DESTDIR)$(PREFIX)/share/pgbt/scripts/include/)
 	install -m 644 gen/pgbt-gen.1 $(DESTDIR)$(PREFIX)/share/man/man1/pgbt-gen.1
 
 uninstall:

@@ -32,8 +32,8 @@ test_install() {
 	local dest=$E2E_TMP/dest
 	make -s -C "$PGBT_ROOT" install DESTDIR="$dest" PREFIX=/opt/pgbt >/dev/null
 	check_eq "install: binary" "$(test -x "$dest/opt/pgbt/bin/pgbt-gen" && echo yes)" yes
-	check_eq "install: templates" "$(ls "$dest/opt/pgbt/share/pgbt/scripts" | paste -sd' ')" \
-		"$(cd "$PGBT_ROOT/scripts" && ls ./*.bt | sed 's|^\./||' | paste -sd' ')"
+	check_eq "install: templates" "$(cd "$dest/opt/pgbt/share/pgbt/scripts" && ls ./*.bt ./include/*.bt 2>/dev/null | paste -sd' ')" \
+		"$(cd "$PGBT_ROOT/scripts" && ls ./*.bt ./include/*.bt 2>/dev/null | paste -sd' ')"
 	check_contains "install: man page renders" \
 		"$(MANWIDTH=200 man -l "$dest/opt/pgbt/share/man/man1/pgbt-gen.1" 2>/dev/null | col -bx | tr -s " ")" "pgbt-gen - render bpftrace"
 
@@ -69,7 +69,27 @@ test_usdt_choice() {
 		"uprobe:$E2E_TMP/postgres-nousdt:exec_simple_query"
 }
 
+# {{include NAME}} inserts scripts/include/NAME.bt, rendered with the
+# including script's target; a missing fragment is an error naming it.
+test_include() {
+	local pg15=/usr/lib/postgresql/15/bin/postgres templates=$PGBT_ROOT/tests/e2e/templates
+	local out rc=0
+	out=$("$PGBT_GEN" --scripts-dir "$templates" --bin "$pg15" include-user) || rc=$?
+	check_eq "include: renders" "$rc" 0
+	check_contains "include: the fragment, rendered for the target" "$out" \
+		$'\t@tag[10] = "advisory";\n\texit();'
+	rc=0
+	out=$("$PGBT_GEN" --scripts-dir "$templates" --bin "$pg15" include-missing 2>"$E2E_TMP/inc.err") || rc=$?
+	check_eq "include: missing fragment exits non-zero" "$((rc != 0))" 1
+	check_eq "include: missing fragment, nothing on stdout" "$out" ""
+	check_eq "include: the error names the line and the fragment" "$(cat "$E2E_TMP/inc.err")" \
+		"pgbt-gen: include-missing: line 10: {{include no-such-fragment}}: no include/no-such-fragment.bt in $templates"
+	check_eq "list: fragments are not scripts" \
+		"$("$PGBT_GEN" list | awk 'NR > 1 { print $1 }' | grep -c /)" 0
+}
+
 test_list
+test_include
 test_help_version
 test_usdt_choice
 test_install
