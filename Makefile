@@ -13,9 +13,9 @@ O        := build
 
 CC       ?= cc
 CFLAGS   ?= -O2 -g
-PKGS     := libelf libdw
+PKGS     := libelf libdw libpq
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lelf -ldw)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lelf -ldw -lpq)
 # snprintf truncation is how messages are bounded here, not a bug.
 WARN     := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-format-truncation
 ALL_CFLAGS := $(WARN) $(CFLAGS) $(PKG_CFLAGS) -iquote lib -DPGBT_VERSION='"$(VERSION)"'

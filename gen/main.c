@@ -8,15 +8,82 @@
  * error nothing reaches stdout, so `| bpftrace -` never runs half a script. */
 #include "cli.h"
 
+#include "catalog.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The parent of process pid, 0 if unknown. */
+static int parent_of(int pid)
+{
+	char path[64], line[512], *close;
+	int ppid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (f && fgets(line, sizeof(line), f) && (close = strrchr(line, ')')))
+		sscanf(close + 1, " %*c %d", &ppid);
+	if (f)
+		fclose(f);
+	return ppid;
+}
+
+/* Whether process pid's PID in its own namespace (NSpid's last) is nspid. */
+static bool has_nspid(int pid, int nspid)
+{
+	char path[64], line[256];
+	bool yes = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if (!(f = fopen(path, "r")))
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "NSpid:", 6) == 0) {
+			char *last = strrchr(line, '\t');
+			yes = last && atoi(last + 1) == nspid;
+		}
+	fclose(f);
+	return yes;
+}
+
+/* Our catalog connection must be served by the traced server: names from
+ * another server's catalog would be wrong, not just missing. The server
+ * tells its backend's PID as its own PID namespace sees it (a container's). */
+static int check_same_server(const struct pgbt_catalog *c, const struct pgbt_target *t,
+			     struct pgbt_err *err)
+{
+	DIR *d;
+	struct dirent *de;
+	bool found = false;
+
+	if (!t->pid || parent_of((int)c->backend_pid) == (int)t->pid)
+		return 0;   /* offline: nothing to compare with */
+	if ((d = opendir("/proc"))) {
+		while (!found && (de = readdir(d)))
+			found = isdigit((unsigned char)de->d_name[0]) &&
+				parent_of(atoi(de->d_name)) == (int)t->pid &&
+				has_nspid(atoi(de->d_name), (int)c->backend_pid);
+		closedir(d);
+	}
+	if (found)
+		return 0;
+	return pgbt_fail(err, "-d: the server it reached is not the traced one (its backend PID %d "
+			 "is not a child of postmaster %d): connect to the traced server's socket or port",
+			 (int)c->backend_pid, (int)t->pid);
+}
 
 static int render_script(const struct cli *cli)
 {
 	struct pgbt_template tpl;
 	struct pgbt_target target;
 	struct pgbt_needs needs;
+	struct pgbt_catalog catalog = {0};
 	struct pgbt_err err = { "" };
 	char *out = NULL;
 	int rc = 1;
@@ -35,6 +102,11 @@ static int render_script(const struct cli *cli)
 	}
 	if (cli_open_target(cli, &target, &err) < 0)
 		goto fail_template;
+	if (cli->conninfo &&
+	    (pgbt_catalog_read(cli->conninfo, &catalog, &err) < 0 ||
+	     check_same_server(&catalog, &target, &err) < 0 ||
+	     pgbt_template_add_rows(&tpl, &catalog.relations, &err) < 0))
+		goto fail_target;
 	if (pgbt_template_render(&tpl, &target, &out, &err) < 0)
 		goto fail_target;
 	if (fputs(out, stdout) == EOF || fflush(stdout) == EOF) {
@@ -43,6 +115,7 @@ static int render_script(const struct cli *cli)
 	}
 	rc = 0;
 fail_target:
+	pgbt_catalog_free(&catalog);
 	pgbt_target_close(&target);
 fail_template:
 	pgbt_template_free(&tpl);

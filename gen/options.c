@@ -22,6 +22,10 @@ static const char usage[] =
 "      --bin PATH         offline, from the binary alone (scripts that need\n"
 "                         no live address)\n"
 "Other options:\n"
+"  -d, --conninfo CONN    names of relations from the server's catalog,\n"
+"                         read once with libpq (CONN: 'dbname=app user=x',\n"
+"                         a URI or a database name); without it the lock\n"
+"                         scripts print database/relation OIDs\n"
 "      --scripts-dir DIR  read templates from DIR instead of the built-in ones\n"
 "  -h, --help             this text\n"
 "  -V, --version          pgbt-gen's version\n"
@@ -30,7 +34,8 @@ static const char usage[] =
 "  pgbt-gen list\n"
 "  pgbt-gen xid-rate | sudo bpftrace -\n"
 "  pgbt-gen -D /var/lib/postgresql/15/main xid-events > xid.bt\n"
-"  pgbt-gen -p 4242 oid-consumers interval=10 | sudo bpftrace -\n";
+"  pgbt-gen -p 4242 oid-consumers interval=10 | sudo bpftrace -\n"
+"  pgbt-gen -d 'dbname=app user=postgres' lock-waits | sudo bpftrace -\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -61,6 +66,7 @@ int cli_parse(struct cli *cli, int argc, char **argv)
 		{ "datadir", required_argument, NULL, 'D' },
 		{ "bin", required_argument, NULL, OPT_BIN },
 		{ "scripts-dir", required_argument, NULL, OPT_SCRIPTS_DIR },
+		{ "conninfo", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -68,7 +74,7 @@ int cli_parse(struct cli *cli, int argc, char **argv)
 	int c, targets = 0;
 
 	memset(cli, 0, sizeof(*cli));
-	while ((c = getopt_long(argc, argv, "p:D:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:D:d:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (parse_pid(optarg, &cli->pid) < 0)
@@ -82,6 +88,9 @@ int cli_parse(struct cli *cli, int argc, char **argv)
 		case OPT_BIN:
 			cli->bin = optarg;
 			targets++;
+			break;
+		case 'd':
+			cli->conninfo = optarg;
 			break;
 		case OPT_SCRIPTS_DIR:
 			cli->scripts_dir = optarg;

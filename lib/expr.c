@@ -266,7 +266,12 @@ static int eval_loop_var(struct pgbt_eval *ev, const char *expr, char *out, size
 		size_t nl = strlen(ev->loop[i].name);
 		if (strncmp(expr, ev->loop[i].name, nl) != 0 || expr[nl] != '.')
 			continue;
-		if (strcmp(expr + nl + 1, "name") == 0)
+		if (ev->loop[i].rows) {
+			const char *cell = pgbt_rows_cell(ev->loop[i].rows, ev->loop[i].row, expr + nl + 1);
+			if (!cell)
+				return 1;
+			snprintf(out, outlen, "%s", cell);
+		} else if (strcmp(expr + nl + 1, "name") == 0)
 			snprintf(out, outlen, "%s", ev->loop[i].item->name);
 		else if (strcmp(expr + nl + 1, "value") == 0)
 			snprintf(out, outlen, "%" PRId64, ev->loop[i].item->value);
@@ -505,6 +510,10 @@ int pgbt_eval_cond(struct pgbt_eval *ev, const char *cond_in, bool *ret, struct 
 		if (pgbt_eval_cond(ev, cond + 1, ret, err) < 0)
 			return -1;
 		*ret = !*ret;
+		return 0;
+	}
+	if (strcmp(cond, "connected") == 0) {
+		*ret = ev->tpl->ntables > 0;
 		return 0;
 	}
 	if (strcmp(cond, "live") == 0) {

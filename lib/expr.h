@@ -16,7 +16,9 @@
 
 struct pgbt_binding {
 	char name[32];
-	const struct pgbt_enumerator *item;
+	const struct pgbt_enumerator *item;     /* for X in enum(T) */
+	const struct pgbt_rows *rows;           /* for X in ROWS: row i */
+	size_t row;
 };
 
 struct pgbt_eval {

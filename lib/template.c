@@ -216,6 +216,15 @@ int pgbt_template_set_param(struct pgbt_template *tpl, const char *assignment,
 			 (int)(eq - assignment), assignment, tpl->nparams ? names : "none");
 }
 
+int pgbt_template_add_rows(struct pgbt_template *tpl, const struct pgbt_rows *rows,
+			   struct pgbt_err *err)
+{
+	if (tpl->ntables == PGBT_MAX_TABLES)
+		return pgbt_fail(err, "%s: more than %d tables of rows", tpl->name, PGBT_MAX_TABLES);
+	tpl->tables[tpl->ntables++] = rows;
+	return 0;
+}
+
 /* ---- requirements ----------------------------------------------------- */
 
 static void needs_of(const struct pgbt_template *tpl, const char *e, struct pgbt_needs *n, int depth)
@@ -228,7 +237,7 @@ static void needs_of(const struct pgbt_template *tpl, const char *e, struct pgbt
 		return;
 	}
 	if (strncmp(e, "for ", 4) == 0) {
-		n->types = true;
+		n->types = n->types || strstr(e, " enum(") != NULL;
 		return;
 	}
 	for (size_t i = 0; i < tpl->nlets && depth < 8; i++) {
@@ -367,6 +376,51 @@ static int find_end(struct render *r, const char *p, const char *e, const char *
 static int render(struct render *r, const char *p, const char *e, struct pgbt_buf *out,
 		  struct pgbt_err *err);
 
+/* {{for R in NAME [limit EXPR]}}: one iteration per row the generator was
+ * given (none when it was given no such rows), at most EXPR of them. */
+static int render_rows_for(struct render *r, const struct tag *t, const struct tag *end,
+			   struct pgbt_buf *out, struct pgbt_err *err)
+{
+	char var[32], what[64], limit[256] = "", value[64], *endp;
+	const struct pgbt_rows *rows = NULL;
+	size_t n = 0, max = (size_t)-1;
+	int rc = 0;
+
+	if (sscanf(t->inner, "for %31s in %63s limit %255[^\n]", var, what, limit) < 2 ||
+	    r->ev.nloop == sizeof(r->ev.loop) / sizeof(r->ev.loop[0]))
+		return pgbt_fail(err, "%s:%d: cannot understand {{ %s }} (want: for X in enum(TYPE) "
+				 "or for X in ROWS [limit N])", r->ev.tpl->name, line_of(r, t->open),
+				 t->inner);
+	if (limit[0]) {
+		if (pgbt_eval(&r->ev, limit, value, sizeof(value), err) < 0)
+			return pgbt_fail_prefix(err, "%s:%d", r->ev.tpl->name, line_of(r, t->open));
+		max = (size_t)strtoull(value, &endp, 10);
+		if (*endp || !value[0] || value[0] == '-')
+			return pgbt_fail(err, "%s:%d: limit %s = '%s': not a count", r->ev.tpl->name,
+					 line_of(r, t->open), limit, value);
+	}
+	for (size_t i = 0; i < r->ev.tpl->ntables; i++)
+		if (strcmp(r->ev.tpl->tables[i]->name, what) == 0)
+			rows = r->ev.tpl->tables[i];
+	if (rows) {
+		n = rows->nrows < max ? rows->nrows : max;
+		pgbt_buf_printf(&r->ev.prov, "//   %s: %zu of %zu rows (%s)%s\n", what, n,
+				rows->nrows, rows->origin,
+				n < rows->nrows ? "; the rest print as OIDs" : "");
+	}
+	snprintf(r->ev.loop[r->ev.nloop].name, sizeof(r->ev.loop[0].name), "%s", var);
+	r->ev.loop[r->ev.nloop].rows = rows;
+	r->ev.loop[r->ev.nloop].item = NULL;
+	r->ev.nloop++;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		r->ev.loop[r->ev.nloop - 1].row = i;
+		rc = render(r, t->to, end->from, out, err);
+	}
+	r->ev.nloop--;
+	r->ev.loop[r->ev.nloop].rows = NULL;
+	return rc;
+}
+
 static int render_for(struct render *r, const struct tag *t, const struct tag *end,
 		      struct pgbt_buf *out, struct pgbt_err *err)
 {
@@ -375,6 +429,8 @@ static int render_for(struct render *r, const struct tag *t, const struct tag *e
 	size_t n = 0;
 	int used = 0, rc = 0;
 
+	if (!strstr(t->inner, " enum("))
+		return render_rows_for(r, t, end, out, err);
 	if (sscanf(t->inner, "for %31s in enum(%255[^)]) %n", var, what, &used) != 2 ||
 	    r->ev.nloop == sizeof(r->ev.loop) / sizeof(r->ev.loop[0]))
 		return pgbt_fail(err, "%s:%d: cannot understand {{ %s }} (want: for X in enum(TYPE))",

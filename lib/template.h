@@ -50,11 +50,18 @@
  *        template (gen/scripts.c), before anything else is read: always,
  *        whatever {{if}} it sits in; line numbers in errors count the
  *        inserted lines. Fragments do not include others.
+ *   {{for R in relations limit $max_relations}} @relname[{{R.db}}, {{R.oid}}]
+ *        = "{{R.name}}"; {{end}}   rows the generator was given
+ *        (pgbt_template_add_rows: a database's catalog, with -d CONNINFO),
+ *        at most LIMIT of them (an expression); {{R.COLUMN}} is a cell,
+ *        already safe in a bpftrace string. No such rows: no iterations.
+ *        Condition "connected": the generator was given rows.
  */
 #ifndef PGBT_TEMPLATE_H
 #define PGBT_TEMPLATE_H
 
 #include "err.h"
+#include "rows.h"
 #include "target.h"
 
 #include <stdbool.h>
@@ -62,6 +69,7 @@
 
 #define PGBT_MAX_PARAMS 16
 #define PGBT_MAX_LETS 32
+#define PGBT_MAX_TABLES 4
 
 enum pgbt_param_type { PARAM_INT, PARAM_CHOICE, PARAM_IDENT, PARAM_BACKEND };
 
@@ -91,6 +99,8 @@ struct pgbt_template {
 	size_t nparams;
 	struct pgbt_let lets[PGBT_MAX_LETS];
 	size_t nlets;
+	const struct pgbt_rows *tables[PGBT_MAX_TABLES];   /* not owned */
+	size_t ntables;
 };
 
 /* Requirements, found by reading the template without a target. */
@@ -109,6 +119,11 @@ void pgbt_template_free(struct pgbt_template *tpl);
  * match the parameter's type are errors naming both. */
 int pgbt_template_set_param(struct pgbt_template *tpl, const char *assignment,
 			    struct pgbt_err *err);
+
+/* Rows the template can loop over by name ({{for R in NAME}}); the caller
+ * keeps them alive until rendering is done. */
+int pgbt_template_add_rows(struct pgbt_template *tpl, const struct pgbt_rows *rows,
+			   struct pgbt_err *err);
 
 void pgbt_template_needs(const struct pgbt_template *tpl, struct pgbt_needs *ret);
 

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential pkg-config libelf-dev libdw-dev libdebuginfod-dev
+  build-essential pkg-config libelf-dev libdw-dev libdebuginfod-dev libpq-dev
   bpftrace gdb dwarves
   postgresql-15 postgresql-contrib
   bison flex libreadline-dev zlib1g-dev systemtap-sdt-dev dpkg-dev
