@@ -5,7 +5,9 @@
 #     600 ms more: B waits ~600 ms on relation t in AccessShareLock, and the
 #     release that ends it is A's;
 #   - C holds advisory lock 4242 until D waits, then 300 ms more;
-#   - E and F deadlock on two rows; E (deadlock_timeout 200 ms) is the victim.
+#   - E and F deadlock on two rows; E (deadlock_timeout 200 ms) is the victim;
+#   - G holds ACCESS EXCLUSIVE on d while H (lock_timeout 300 ms) and I
+#     (statement_timeout 400 ms) time out waiting and J's wait is canceled.
 # lock-waits runs twice at once, through USDT (auto) and through uprobes
 # (probe=uprobe), and both must tell the same story. locks (summary) runs
 # alongside and must count K SELECTs on t as K fast-path AccessShareLocks,
@@ -25,11 +27,12 @@ session_bg() {
 	{ echo "select pg_backend_pid();"; cat; } | cl_psql >"$file" 2>&1 &
 }
 
-# The contention scenarios; sets PID_A .. PID_F, T_OID, DB_OID.
+# The contention scenarios; sets PID_A .. PID_J, T_OID, D_OID, DB_OID.
 contention() {
 	cl_psql -c "create table t (a int); insert into t values (1), (2);
 		create table d (a int primary key); insert into d values (1), (2);"
 	T_OID=$(cl_psql -c "select 't'::regclass::oid")
+	D_OID=$(cl_psql -c "select 'd'::regclass::oid")
 	DB_OID=$(cl_psql -c "select oid from pg_database where datname = 'postgres'")
 
 	# A holds ACCESS EXCLUSIVE on t; B's SELECT waits for it.
@@ -56,6 +59,31 @@ contention() {
 	PID_D=$(printf 'select pg_backend_pid();\nselect pg_advisory_lock(4242);\n' | cl_psql | sed -n 1p)
 	wait "$c_job"
 	PID_C=$(head -n1 "$E2E_TMP/c.out")
+
+	# G holds ACCESS EXCLUSIVE on d; H, I and J wait for it, and their
+	# waits end with errors: lock_timeout, statement_timeout, a cancel.
+	session_bg "$E2E_TMP/g.out" <<-SQL
+	begin;
+	lock table d in access exclusive mode;
+	$(hold_until_waited "relation = 'd'::regclass" 0.6)
+	commit;
+	SQL
+	local g_job=$!
+	wait_for "select count(*) from pg_locks where relation = 'd'::regclass and mode = 'AccessExclusiveLock' and granted"
+	session_bg "$E2E_TMP/h.out" <<<"set lock_timeout = '300ms'; select count(*) from d;"
+	local h_job=$!
+	session_bg "$E2E_TMP/i.out" <<<"set statement_timeout = '400ms'; select count(*) from d;"
+	local i_job=$!
+	session_bg "$E2E_TMP/j.out" <<<"select count(*) as j from d;"
+	local j_job=$!
+	wait_for "select (count(*) = 3)::int from pg_locks where relation = 'd'::regclass and not granted"
+	cl_psql -c "select pg_cancel_backend(pid) from pg_stat_activity where query like '%as j from d%' and pid <> pg_backend_pid()" >/dev/null
+	wait "$h_job" || true; wait "$i_job" || true; wait "$j_job" || true; wait "$g_job"
+	PID_G=$(head -n1 "$E2E_TMP/g.out"); PID_H=$(head -n1 "$E2E_TMP/h.out")
+	PID_I=$(head -n1 "$E2E_TMP/i.out"); PID_J=$(head -n1 "$E2E_TMP/j.out")
+	check_contains "pg$V: H hit lock_timeout" "$(cat "$E2E_TMP/h.out")" "canceling statement due to lock timeout"
+	check_contains "pg$V: I hit statement_timeout" "$(cat "$E2E_TMP/i.out")" "canceling statement due to statement timeout"
+	check_contains "pg$V: J was canceled" "$(cat "$E2E_TMP/j.out")" "canceling statement due to user request"
 
 	# E and F lock rows 1 and 2 in opposite orders. E checks for deadlock
 	# after 200 ms, F after 10 s, so E is the victim.
@@ -89,25 +117,37 @@ check_lock_waits() {
 	# TIME PID WAIT_MS MODE RESULT WOKEN_BY LOCKTYPE FIELDS...
 	line=$(awk -v p="$PID_B" '$2 == p' "$file")
 	check_eq "pg$V: $what: B waited once" "$(wc -l <<<"$line")" 1
-	check_eq "pg$V: $what: B's wait" "$(awk '{ print $4, $5, $6, $7, $8, $9 }' <<<"$line")" \
-		"AccessShareLock granted $PID_A relation db=$DB_OID rel=$T_OID"
+	# MODE RESULT WOKEN_BY HOLDERS LOCKTYPE FIELDS
+	check_eq "pg$V: $what: B's wait" "$(awk '{ print $4, $5, $6, $7, $8, $9, $10 }' <<<"$line")" \
+		"AccessShareLock granted $PID_A $PID_A relation db=$DB_OID rel=$T_OID"
 	check_near "pg$V: $what: B's wait in ms" "$(awk '{ print $3 }' <<<"$line")" 625 25
 
 	line=$(awk -v p="$PID_D" '$2 == p' "$file")
-	check_eq "pg$V: $what: D's advisory wait" "$(awk '{ print $4, $5, $6, $7, $8, $9 }' <<<"$line")" \
-		"ExclusiveLock granted $PID_C advisory db=$DB_OID key=4242"
+	check_eq "pg$V: $what: D's advisory wait" "$(awk '{ print $4, $5, $6, $7, $8, $9, $10 }' <<<"$line")" \
+		"ExclusiveLock granted $PID_C $PID_C advisory db=$DB_OID key=4242"
 	check_near "pg$V: $what: D's wait in ms" "$(awk '{ print $3 }' <<<"$line")" 325 25
 
 	line=$(awk -v p="$PID_E" '$2 == p' "$file")
-	check_eq "pg$V: $what: E, the deadlock victim" "$(awk '{ print $4, $5, $6, $7 }' <<<"$line")" \
-		"ShareLock deadlock - transactionid"
+	check_eq "pg$V: $what: E, the deadlock victim, waited for F" "$(awk '{ print $4, $5, $6, $7, $8 }' <<<"$line")" \
+		"ShareLock deadlock - $PID_F transactionid"
 	check_near "pg$V: $what: E waited deadlock_timeout (ms)" "$(awk '{ print $3 }' <<<"$line")" 210 10
 	line=$(awk -v p="$PID_F" '$2 == p' "$file")
-	check_eq "pg$V: $what: F, let in by E's abort" "$(awk '{ print $4, $5, $6, $7 }' <<<"$line")" \
-		"ShareLock granted $PID_E transactionid"
-	check_eq "pg$V: $what: only the waits of B, D, E, F" \
+	check_eq "pg$V: $what: F, waiting for E, let in by E's abort" "$(awk '{ print $4, $5, $6, $7, $8 }' <<<"$line")" \
+		"ShareLock granted $PID_E $PID_E transactionid"
+	line=$(awk -v p="$PID_H" '$2 == p' "$file")
+	check_eq "pg$V: $what: H's wait ended by lock_timeout" "$(awk '{ print $4, $5, $6, $7, $8, $9, $10 }' <<<"$line")" \
+		"AccessShareLock lock-timeout - $PID_G relation db=$DB_OID rel=$D_OID"
+	check_near "pg$V: $what: H waited lock_timeout (ms)" "$(awk '{ print $3 }' <<<"$line")" 305 15
+	line=$(awk -v p="$PID_I" '$2 == p' "$file")
+	check_eq "pg$V: $what: I's wait ended by statement_timeout" "$(awk '{ print $4, $5, $6, $7, $8 }' <<<"$line")" \
+		"AccessShareLock stmt-timeout - $PID_G relation"
+	check_near "pg$V: $what: I waited about statement_timeout (ms)" "$(awk '{ print $3 }' <<<"$line")" 395 20
+	line=$(awk -v p="$PID_J" '$2 == p' "$file")
+	check_eq "pg$V: $what: J's wait canceled" "$(awk '{ print $4, $5, $6, $7, $8 }' <<<"$line")" \
+		"AccessShareLock canceled - $PID_G relation"
+	check_eq "pg$V: $what: only the waits of B, D, E, F, H, I, J" \
 		"$(awk '$1 ~ /^[0-9][0-9]:/ { print $2 }' "$file" | sort -n | paste -sd' ')" \
-		"$(printf '%s\n' "$PID_B" "$PID_D" "$PID_E" "$PID_F" | sort -n | paste -sd' ')"
+		"$(printf '%s\n' "$PID_B" "$PID_D" "$PID_E" "$PID_F" "$PID_H" "$PID_I" "$PID_J" | sort -n | paste -sd' ')"
 }
 
 # Checks the locks summary output FILE.
@@ -166,6 +206,59 @@ traced_create_table() {
 	done
 }
 
+# With -d CONNINFO the scripts name relations: A holds ACCESS EXCLUSIVE on
+# t (created before rendering) until B waits, then 300 ms more; lock-waits,
+# locks (events, pid=B) and row-locks (B's FOR UPDATE) show "public.t"
+# where they showed OIDs. A relation created after rendering stays OIDs.
+named_relations() {
+	local conn="host=$CL_SOCK port=$CL_PORT user=postgres dbname=postgres" line rc=0
+	local w=$E2E_TMP/named-waits.out r=$E2E_TMP/named-rows.out
+	cl_psql -c "create table later (a int)"
+	local later_oid; later_oid=$(cl_psql -c "select 'later'::regclass::oid")
+	"$PGBT_GEN" -p "$CL_PID" -d "$conn" lock-waits >"$E2E_TMP/named-waits.bt" 2>"$E2E_TMP/nw.err" || rc=$?
+	check_eq "pg$V: lock-waits -d renders ($(head -c 300 "$E2E_TMP/nw.err"))" "$rc" 0
+	check_contains "pg$V: lock-waits -d carries t's name" "$(cat "$E2E_TMP/named-waits.bt")" \
+		"@relname[(uint32)$DB_OID, (uint32)$T_OID] = \"public.t\";"
+	check_contains "pg$V: lock-waits -d: shared catalogs under database 0" \
+		"$(cat "$E2E_TMP/named-waits.bt")" "@relname[(uint32)0, (uint32)1262] = \"pg_catalog.pg_database\";"
+	"$PGBT_GEN" -p "$CL_PID" -d "$conn" row-locks >"$E2E_TMP/named-rows.bt" 2>"$E2E_TMP/nr.err" || rc=$?
+	check_eq "pg$V: row-locks -d renders ($(head -c 300 "$E2E_TMP/nr.err"))" "$rc" 0
+	cl_psql -c "drop table later; create table later2 (a int); insert into later2 values (1)"
+	local later2_oid; later2_oid=$(cl_psql -c "select 'later2'::regclass::oid")
+	bt_start "$E2E_TMP/named-waits.bt" "$w"; local bt1=$BT_PID
+	bt_start "$E2E_TMP/named-rows.bt" "$r"; local bt2=$BT_PID
+
+	session_bg "$E2E_TMP/na.out" <<-SQL
+	begin;
+	lock table t in access exclusive mode;
+	lock table later2 in access exclusive mode;
+	$(hold_until_waited "relation = 't'::regclass" 0.3)
+	commit;
+	SQL
+	local a_job=$!
+	wait_for "select count(*) from pg_locks where relation = 'later2'::regclass and mode = 'AccessExclusiveLock' and granted"
+	session_bg "$E2E_TMP/nc.out" <<<"select count(*) from later2;"
+	local c_job=$!
+	wait_for "select count(*) from pg_locks where relation = 'later2'::regclass and not granted"
+	local pid_b; pid_b=$(printf 'select pg_backend_pid();\nselect count(*) from t;\nbegin;\nselect * from t where a = 1 for update;\ncommit;\n' | cl_psql | sed -n 1p)
+	wait "$a_job" "$c_job"
+	local pid_c; pid_c=$(head -n1 "$E2E_TMP/nc.out")
+	local pid_a; pid_a=$(head -n1 "$E2E_TMP/na.out")
+	sleep 0.5
+	bt_stop "$bt1"; bt_stop "$bt2"
+	line=$(awk -v p="$pid_b" '$2 == p' "$w")
+	check_eq "pg$V: lock-waits -d: B's wait names t" "$(awk '{ print $4, $5, $6, $7, $8, $9 }' <<<"$line")" \
+		"AccessShareLock granted $pid_a $pid_a relation public.t"
+	check_near "pg$V: lock-waits -d: B's wait in ms" "$(awk '{ print $3 }' <<<"$line")" 320 25
+	line=$(awk -v p="$pid_c" '$2 == p' "$w")
+	check_eq "pg$V: lock-waits -d: a table created after rendering prints as OIDs" \
+		"$(awk '{ print $4, $8, $9, $10 }' <<<"$line")" "AccessShareLock relation db=$DB_OID rel=$later2_oid"
+	line=$(awk -v p="$pid_b" '$2 == p' "$r")
+	check_eq "pg$V: row-locks -d: B's FOR UPDATE names t" "$(awk '{ print $3, $4, $5, $6 }' <<<"$line")" \
+		"public.t LockTupleExclusive LockWaitBlock TM_Ok"
+	check_eq "pg$V: lock-waits and row-locks -d: no warnings" "$(cat "$w" "$r" | grep -ci warning || true)" 0
+}
+
 test_version() {
 	V=$1
 	local i
@@ -191,6 +284,7 @@ test_version() {
 	check_lock_waits "lock-waits probe=uprobe" "$E2E_TMP/lock-waits-uprobe.out"
 	check_locks_summary "$E2E_TMP/locks.out"
 	traced_create_table
+	named_relations
 
 	cluster_stop
 }
@@ -207,6 +301,27 @@ check_mode_names() {
 			check_eq "mode names in scripts/$s.bt match PostgreSQL $v's lockdefs.h" \
 				"$(sed -n 's/^[[:space:]]*@mode\[\([1-8]\)\] = "\([A-Za-z]*\)";.*/\1=\2/p' "$PGBT_ROOT/scripts/$s.bt" | paste -sd' ')" "$defs"
 		done
+		# lock-waits' conflict masks are lock.c's LockConflicts[]: bit
+		# 1 << mode for each LOCKBIT_ON(mode) of each mode's entry.
+		local lockc=${src%/src/include/storage/lockdefs.h}/src/backend/storage/lmgr/lock.c
+		check_eq "conflict masks in scripts/lock-waits.bt match PostgreSQL $v's lock.c" \
+			"$(sed -n 's/^[[:space:]]*@conflicts\[\([1-8]\)\] = \([0-9]*\);.*/\1=\2/p' "$PGBT_ROOT/scripts/lock-waits.bt" | paste -sd' ')" \
+			"$(awk -v defs="$defs" '
+				BEGIN { n = split(defs, d, " "); for (i = 1; i <= n; i++) { split(d[i], kv, "="); bit[kv[2]] = kv[1] } }
+				/LockConflicts\[\] = \{/ { on = 1; next }
+				on && /^};/ { on = 0 }
+				on { gsub(/\/\*[^*]*\*\//, ""); text = text $0 }
+				END {
+					m = split(text, entry, ",")
+					for (e = 2; e <= m; e++) {
+						mask = 0; s = entry[e]
+						while (match(s, /LOCKBIT_ON\([A-Za-z]+\)/)) {
+							name = substr(s, RSTART + 11, RLENGTH - 12); mask += 2 ^ bit[name]
+							s = substr(s, RSTART + RLENGTH)
+						}
+						printf "%s%d=%d", (e > 2 ? " " : ""), e - 1, mask
+					}
+				}' "$lockc")"
 		# LockTagTypeNames[] lists them in enum LockTagType order, as the
 		# scripts do (USERLOCK..ADVISORY; 16+ adds applytransaction last).
 		src=${src%/src/include/storage/lockdefs.h}/src/backend/utils/adt/lockfuncs.c
