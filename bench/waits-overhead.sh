@@ -79,6 +79,11 @@ for spec in "$@"; do
 				grep -q Attaching "$TMP/bt.out" && break
 				sleep 0.1
 			done
+			if ! grep -q Attaching "$TMP/bt.out" || ! pgbt_alive "$bt"; then
+				echo "bpftrace did not attach running $spec:" >&2
+				head -n 20 "$TMP/bt.out" >&2
+				exit 1
+			fi
 			sleep 1
 			b=$(tps "$w")
 			bpf_cost "$bt" >>"$TMP/cost.$w"
