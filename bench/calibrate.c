@@ -5,16 +5,39 @@
  *   calibrate [-c] [-q] [PROBE...]     (root: it runs bpftrace)
  *     -c   CSV instead of a table       -q  quick (shorter, noisier)
  *
- * For each probe, a tight loop that makes the probe fire once per
- * iteration runs bare, then with a bpftrace program attached that only
- * counts (@n = count(), filtered to this process, as the scripts filter to
- * the server), then bare again:
- *     cost per event = (t_traced - t_bare) per iteration / events per iteration
- * with events counted by bpftrace itself. Three such cycles (two with -q);
- * the median and the range are reported. x86-64 only: the uprobe targets
- * are written in assembly so their first instruction is known, since that
- * decides whether the kernel emulates it or single-steps a copy of it (the
- * latter costs a second trap).
+ * Each probe is measured in two workloads, with a bpftrace program attached
+ * that only counts (@n = count(), filtered to the process, as the scripts
+ * filter to the server):
+ *
+ * hot loop: a tight loop fires the probe once per iteration; it runs bare,
+ *   then traced, then bare again, three times (two with -q):
+ *     cost = (t_traced - t_bare) per iteration / events per iteration.
+ *   The cheapest the probe can be: everything it touches stays in cache.
+ *
+ * server: a client and a server process talk over pipes, one byte each way
+ *   per request, as pgbench and a backend do (wake-ups across CPUs, the
+ *   server sleeping between requests, a working set it touches per
+ *   request). The server fires the probe once per request or, in
+ *   alternating blocks of requests under the same attached tracer, does
+ *   the same work without the event:
+ *     cost = (round trip with the event - round trip without) per event,
+ *   the median (and quartiles) over 120 pairs of 12 ms blocks: short
+ *   blocks next to each other, since the time of a round trip drifts. On this project's VM an event costs
+ *   several times more here than in the hot loop, and this is the cost a
+ *   busy PostgreSQL backend pays.
+ *
+ * armed: the same client and server with the probe attached where it never
+ *   fires (a watchpoint on a variable nobody writes, a USDT site nobody
+ *   reaches, a function nobody calls) against no tracer: cost per round
+ *   trip of merely having it attached (with a debug register in use the
+ *   hypervisor may have to switch it at every VM exit).
+ *
+ * CALIB_PIN=same (both on one CPU) or 0 (not pinned) change where the
+ * client and server run, for experiments.
+ *
+ * x86-64 only: the uprobe targets are written in assembly so their first
+ * instruction is known, since that decides whether the kernel emulates it
+ * or single-steps a copy of it (the latter costs a second trap).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -41,12 +64,16 @@ __asm__(".text\n"
 	".globl calib_push_first\n.type calib_push_first, @function\n"
 	"calib_push_first:\n\tpush %rbp\n\tpop %rbp\n\tret\n.size calib_push_first, .-calib_push_first\n"
 	".globl calib_mov_first\n.type calib_mov_first, @function\n"
-	"calib_mov_first:\n\tmov %rdi, %rax\n\tret\n.size calib_mov_first, .-calib_mov_first\n");
+	"calib_mov_first:\n\tmov %rdi, %rax\n\tret\n.size calib_mov_first, .-calib_mov_first\n"
+	".globl calib_never_called\n.type calib_never_called, @function\n"
+	"calib_never_called:\n\tnop\n\tret\n.size calib_never_called, .-calib_never_called\n");
 void calib_nop_first(void);
 void calib_push_first(void);
 void calib_mov_first(void);
+void calib_never_called(void);
 
-volatile uint64_t calib_watched;
+volatile uint64_t calib_watched, calib_unwatched, calib_never_written;
+static volatile int calib_never;    /* 0: guards the USDT site nobody reaches */
 static char self_path[4096];
 static pid_t self_pid;
 static int quick;
@@ -127,32 +154,55 @@ static void loop_pingpong(long n)
 	sched_setaffinity(0, sizeof(all), &all);
 }
 
+/* Server side of the client/server workload: one event when ON, the same
+ * work without the event when not (getpid for getppid: both syscalls). */
+static void fire_nop(int on) { if (on) calib_nop_first(); }
+static void fire_push(int on) { if (on) calib_push_first(); }
+static void fire_mov(int on) { if (on) calib_mov_first(); }
+static void fire_usdt(int on)
+{
+	if (on)
+		DTRACE_PROBE(pgbt_calib, tick);
+	if (calib_never)
+		DTRACE_PROBE(pgbt_calib, never);
+}
+static void fire_write(int on)
+{
+	if (on)
+		calib_watched++;
+	else
+		calib_unwatched++;
+}
+static void fire_getppid(int on) { (void)(on ? getppid() : getpid()); }
+
 struct probe {
 	const char *name;
 	const char *what;
-	void (*loop)(long);
-	const char *spec;     /* bpftrace probe, %s = this binary */
-	const char *filter;   /* predicate, %d = this PID */
+	void (*loop)(long);      /* hot loop */
+	void (*fire)(int on);    /* server workload; NULL: the switches themselves are the events */
+	const char *spec;        /* bpftrace probe: %s = this binary, %lx = &calib_watched */
+	const char *idle_spec;   /* the same kind of probe, attached where it never fires; NULL: none */
+	const char *filter;      /* predicate, %d = the PID whose events count */
 };
 
 static const char PID_FILTER[] = "pid == %d";
 static const struct probe probes[] = {
-	{ "uprobe-nop", "uprobe, first instruction nop (emulated)", loop_nop,
-	  "uprobe:%s:calib_nop_first", PID_FILTER },
-	{ "uprobe-push", "uprobe, first instruction push %rbp (emulated on recent kernels)", loop_push,
-	  "uprobe:%s:calib_push_first", PID_FILTER },
-	{ "uprobe-stepped", "uprobe, first instruction mov (single-stepped out of line)", loop_mov,
-	  "uprobe:%s:calib_mov_first", PID_FILTER },
-	{ "uretprobe", "uretprobe (return of a function whose entry is a nop)", loop_nop,
-	  "uretprobe:%s:calib_nop_first", PID_FILTER },
-	{ "usdt", "USDT probe (a nop with a .note.stapsdt entry)", loop_usdt,
-	  "usdt:%s:pgbt_calib:tick", PID_FILTER },
-	{ "watchpoint", "hardware watchpoint, 8-byte write", loop_write,
-	  "watchpoint:0x%lx:8:w", PID_FILTER },
-	{ "tp-syscall", "tracepoint syscalls:sys_enter_getppid", loop_getppid,
-	  "tracepoint:syscalls:sys_enter_getppid", PID_FILTER },
-	{ "tp-sched-switch", "tracepoint sched:sched_switch (per off-CPU period)", loop_pingpong,
-	  "tracepoint:sched:sched_switch", "pid == %d || curtask->real_parent->tgid == %d" },
+	{ "uprobe-nop", "uprobe, first instruction nop (emulated)", loop_nop, fire_nop,
+	  "uprobe:%s:calib_nop_first", "uprobe:%s:calib_never_called", PID_FILTER },
+	{ "uprobe-push", "uprobe, first instruction push %rbp (emulated on recent kernels)", loop_push, fire_push,
+	  "uprobe:%s:calib_push_first", NULL, PID_FILTER },
+	{ "uprobe-stepped", "uprobe, first instruction mov (single-stepped out of line)", loop_mov, fire_mov,
+	  "uprobe:%s:calib_mov_first", NULL, PID_FILTER },
+	{ "uretprobe", "uretprobe (return of a function whose entry is a nop)", loop_nop, fire_nop,
+	  "uretprobe:%s:calib_nop_first", NULL, PID_FILTER },
+	{ "usdt", "USDT probe (a nop with a .note.stapsdt entry)", loop_usdt, fire_usdt,
+	  "usdt:%s:pgbt_calib:tick", "usdt:%s:pgbt_calib:never", PID_FILTER },
+	{ "watchpoint", "hardware watchpoint, 8-byte write", loop_write, fire_write,
+	  "watchpoint:0x%lx:8:w", "watchpoint:0x%lx:8:w", PID_FILTER },
+	{ "tp-syscall", "tracepoint syscalls:sys_enter_getppid", loop_getppid, fire_getppid,
+	  "tracepoint:syscalls:sys_enter_getppid", NULL, PID_FILTER },
+	{ "tp-sched-switch", "tracepoint sched:sched_switch (per off-CPU period)", loop_pingpong, NULL,
+	  "tracepoint:sched:sched_switch", NULL, "pid == %d || curtask->real_parent->tgid == %d" },
 };
 #define NPROBES (sizeof(probes) / sizeof(probes[0]))
 
@@ -185,14 +235,17 @@ static int read_until(struct tracer *t, const char *needle, int timeout_ms)
 	return 0;
 }
 
-static int tracer_start(const struct probe *p, struct tracer *t)
+/* Attaches SPEC_FMT (p->spec or p->idle_spec; a watchpoint goes on
+ * WATCHED) counting the events of PID. */
+static int tracer_start(const struct probe *p, const char *spec_fmt, volatile uint64_t *watched,
+			pid_t pid, struct tracer *t)
 {
 	char spec[4200], filter[128], prog[4600];
-	if (strncmp(p->spec, "watchpoint", 10) == 0)
-		snprintf(spec, sizeof(spec), p->spec, (unsigned long)&calib_watched);
+	if (strncmp(spec_fmt, "watchpoint", 10) == 0)
+		snprintf(spec, sizeof(spec), spec_fmt, (unsigned long)watched);
 	else
-		snprintf(spec, sizeof(spec), p->spec, self_path);
-	snprintf(filter, sizeof(filter), p->filter, self_pid, self_pid);
+		snprintf(spec, sizeof(spec), spec_fmt, self_path);
+	snprintf(filter, sizeof(filter), p->filter, pid, pid);
 	snprintf(prog, sizeof(prog), "%s /%s/ { @n = count(); }", spec, filter);
 
 	int fd[2];
@@ -271,7 +324,7 @@ static int measure(const struct probe *p, struct result *r)
 
 	memset(r, 0, sizeof(*r));
 	for (int c = 0; c < cycles; c++) {
-		if (tracer_start(p, &t) < 0)
+		if (tracer_start(p, p->spec, &calib_watched, self_pid, &t) < 0)
 			return -1;
 		double traced;
 		if (n == 0) {  /* first traced run: as many iterations as fit the target */
@@ -308,9 +361,212 @@ static int measure(const struct probe *p, struct result *r)
 	return 0;
 }
 
+/* The client/server workload: a server process answers one byte per
+ * request and touches its working set each time, like a backend. */
+#define WORKSET (256 * 1024)
+static unsigned char workset[WORKSET];
+
+/* Pins the calling process to CPU K of the ones it may use (the client
+ * on the first, the server on the second, so every request wakes the other
+ * CPU as pgbench's requests wake a backend); no-op with one CPU. */
+static void pin_to(int k)
+{
+	cpu_set_t all, one;
+	const char *mode = getenv("CALIB_PIN");
+	if (mode && strcmp(mode, "0") == 0)
+		return;
+	if (mode && strcmp(mode, "same") == 0)
+		k = 0;
+	if (sched_getaffinity(0, sizeof(all), &all) || CPU_COUNT(&all) < 2)
+		return;
+	for (int cpu = 0, seen = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &all))
+			continue;
+		if (seen++ == k) {
+			CPU_ZERO(&one);
+			CPU_SET(cpu, &one);
+			sched_setaffinity(0, sizeof(one), &one);
+			return;
+		}
+	}
+}
+
+struct server {
+	pid_t pid;
+	int req, resp;   /* client ends of the two pipes */
+	cpu_set_t cpus;  /* the client's CPUs before pinning */
+};
+
+static int server_start(const struct probe *p, struct server *sv)
+{
+	int req[2], resp[2];
+	if (pipe(req) || pipe(resp)) {
+		perror("calibrate: pipe");
+		return -1;
+	}
+	sv->pid = fork();
+	if (sv->pid < 0) {
+		perror("calibrate: fork");
+		return -1;
+	}
+	if (sv->pid == 0) {
+		unsigned char c;
+		pin_to(1);
+		close(req[1]);
+		close(resp[0]);
+		while (read(req[0], &c, 1) == 1) {
+			if (p->fire)
+				p->fire(c == 'f');
+			for (size_t i = 0; i < WORKSET; i += 64)
+				workset[i]++;
+			if (write(resp[1], &c, 1) != 1)
+				break;
+		}
+		_exit(0);
+	}
+	close(req[0]);
+	close(resp[1]);
+	sched_getaffinity(0, sizeof(sv->cpus), &sv->cpus);
+	pin_to(0);
+	sv->req = req[1];
+	sv->resp = resp[0];
+	return 0;
+}
+
+static void server_stop(struct server *sv)
+{
+	close(sv->req);
+	close(sv->resp);
+	waitpid(sv->pid, NULL, 0);
+	sched_setaffinity(0, sizeof(sv->cpus), &sv->cpus);
+}
+
+/* N round trips asking for command C ('f': fire, 'n': do not); returns
+ * seconds per round trip. */
+static double server_block(struct server *sv, char c, long n)
+{
+	double t0 = now_s();
+	for (long i = 0; i < n; i++)
+		if (write(sv->req, &c, 1) != 1 || read(sv->resp, &c, 1) != 1)
+			break;
+	return (now_s() - t0) / n;
+}
+
+/* Round trips that take about SECONDS. */
+static long server_sized(struct server *sv, double seconds)
+{
+	double rt = server_block(sv, 'n', 500);
+	long n = (long)(seconds / rt);
+	return n < 100 ? 100 : n;
+}
+
+struct server_result {
+	double cost_us[3], bare_us, events_per_rt;
+	int ok;
+};
+
+/* Median and quartiles of V[0..N-1] (sorts V). */
+static void quartiles(double *v, int n, double out[3])
+{
+	qsort(v, n, sizeof(double), cmp_double);
+	out[0] = v[n / 2];
+	out[1] = v[n / 4];
+	out[2] = v[(3 * n) / 4];
+}
+
+/* Per event in the server: the tracer stays attached; blocks with and
+ * without the event alternate (on off, off on, ...), each pair gives a
+ * difference; median and quartiles. */
+static int measure_server(const struct probe *p, struct server_result *r)
+{
+	int pairs = quick ? 40 : 120;
+	double d[120], bare = 0;
+	struct server sv;
+	struct tracer t;
+
+	memset(r, 0, sizeof(*r));
+	if (server_start(p, &sv) < 0)
+		return -1;
+	long n = server_sized(&sv, 0.012);
+	if (tracer_start(p, p->spec, &calib_watched, sv.pid, &t) < 0) {
+		server_stop(&sv);
+		return -1;
+	}
+	for (int i = 0; i < pairs; i++) {
+		double on, off;
+		if (i % 2) {
+			off = server_block(&sv, 'n', n);
+			on = server_block(&sv, 'f', n);
+		} else {
+			on = server_block(&sv, 'f', n);
+			off = server_block(&sv, 'n', n);
+		}
+		d[i] = on - off;
+		bare += off;
+	}
+	long events = tracer_stop(&t);
+	server_stop(&sv);
+	if (events <= 0) {
+		fprintf(stderr, "calibrate: %s (server): the probe never fired (bpftrace said: %s)\n",
+			p->name, t.buf);
+		return -1;
+	}
+	r->events_per_rt = (double)events / ((double)pairs * n);
+	for (int i = 0; i < pairs; i++)
+		d[i] = d[i] / r->events_per_rt * 1e6;
+	quartiles(d, pairs, r->cost_us);
+	r->bare_us = bare / pairs * 1e6;
+	r->ok = 1;
+	return 0;
+}
+
+/* Attached against not attached, in the server workload: SPEC_FMT on
+ * WATCHED (bare, attached, bare, attached, ... bare; each attached block
+ * against the mean of the bare ones either side). Per round trip, or per
+ * event when the probe fires (sched_switch: the round trips' own switches). */
+static int measure_attached(const struct probe *p, const char *spec_fmt, volatile uint64_t *watched,
+			    struct server_result *r)
+{
+	int cycles = quick ? 3 : 6;
+	double d[16], bare_sum = 0;
+	long events = 0;
+	struct server sv;
+	struct tracer t;
+
+	memset(r, 0, sizeof(*r));
+	if (server_start(p, &sv) < 0)
+		return -1;
+	long n = server_sized(&sv, quick ? 0.3 : 0.5);
+	double before = server_block(&sv, 'n', n);
+	for (int c = 0; c < cycles; c++) {
+		if (tracer_start(p, spec_fmt, watched, sv.pid, &t) < 0) {
+			server_stop(&sv);
+			return -1;
+		}
+		double attached = server_block(&sv, 'n', n);
+		long e = tracer_stop(&t);
+		if (e > 0)
+			events += e;
+		double after = server_block(&sv, 'n', n);
+		d[c] = attached - (before + after) / 2;
+		bare_sum += before;
+		before = after;
+	}
+	server_stop(&sv);
+	r->events_per_rt = (double)events / ((double)cycles * n);
+	double per = r->events_per_rt > 0.5 ? r->events_per_rt : 1;
+	for (int c = 0; c < cycles; c++)
+		d[c] = d[c] / per * 1e6;
+	quartiles(d, cycles, r->cost_us);
+	r->bare_us = bare_sum / cycles * 1e6;
+	r->ok = 1;
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: calibrate [-c] [-q] [PROBE...]\n"
+		   "  cost per event: hot loop median [min..max]; server and armed median [quartiles]\n"
 		   "  -c  CSV output   -q  quick (shorter, noisier)\n"
 		   "probes:");
 	for (size_t i = 0; i < NPROBES; i++)
@@ -353,10 +609,11 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	if (csv)
-		printf("probe,cost_us,cost_us_min,cost_us_max,events_per_iter,bare_ns_per_iter,iterations,what\n");
+		printf("probe,cost_us,cost_us_min,cost_us_max,events_per_iter,bare_ns_per_iter,iterations,"
+		       "server_us,server_us_min,server_us_max,server_rt_us,armed_us,armed_us_min,armed_us_max,what\n");
 	else
-		printf("%-16s %10s %19s %8s %9s  %s\n", "PROBE", "US/EVENT", "RANGE",
-		       "EV/ITER", "BARE NS", "WHAT");
+		printf("%-16s %23s %31s %23s  %s\n", "PROBE", "HOT LOOP US/EVENT", "SERVER US/EVENT (RT US)",
+		       "ARMED US/ROUND TRIP", "WHAT");
 	for (size_t i = 0; i < NPROBES; i++) {
 		const struct probe *p = &probes[i];
 		int wanted = optind == argc;
@@ -365,21 +622,43 @@ int main(int argc, char **argv)
 		if (!wanted)
 			continue;
 		struct result r;
-		if (measure(p, &r) < 0) {
-			failed = 1;
-			if (csv)
-				printf("%s,,,,,,,\"%s\"\n", p->name, p->what);
-			else
-				printf("%-16s %10s %19s %8s %9s  %s\n", p->name, "failed", "", "", "", p->what);
-			fflush(stdout);
-			continue;
-		}
-		if (csv)
-			printf("%s,%.3f,%.3f,%.3f,%.2f,%.1f,%ld,\"%s\"\n", p->name, r.cost_us[0],
-			       r.cost_us[1], r.cost_us[2], r.events_per_iter, r.bare_ns, r.iters, p->what);
+		struct server_result sr = { 0 }, ar = { 0 };
+		int hot_ok = measure(p, &r) == 0;
+		if (p->fire)
+			measure_server(p, &sr);
 		else
-			printf("%-16s %10.3f  [%7.3f, %7.3f] %8.2f %9.1f  %s\n", p->name, r.cost_us[0],
-			       r.cost_us[1], r.cost_us[2], r.events_per_iter, r.bare_ns, p->what);
+			measure_attached(p, p->spec, &calib_watched, &sr);
+		if (p->idle_spec)
+			measure_attached(p, p->idle_spec, &calib_never_written, &ar);
+		if (!hot_ok || !sr.ok || (p->idle_spec && !ar.ok))
+			failed = 1;
+		char hot[128] = ",,,,,", srv[96] = ",,,", arm[64] = ",,";
+		if (hot_ok)
+			snprintf(hot, sizeof(hot), "%.3f,%.3f,%.3f,%.2f,%.1f,%ld", r.cost_us[0], r.cost_us[1],
+				 r.cost_us[2], r.events_per_iter, r.bare_ns, r.iters);
+		if (sr.ok)
+			snprintf(srv, sizeof(srv), "%.3f,%.3f,%.3f,%.1f", sr.cost_us[0], sr.cost_us[1],
+				 sr.cost_us[2], sr.bare_us);
+		if (ar.ok)
+			snprintf(arm, sizeof(arm), "%.3f,%.3f,%.3f", ar.cost_us[0], ar.cost_us[1], ar.cost_us[2]);
+		if (csv) {
+			printf("%s,%s,%s,%s,\"%s\"\n", p->name, hot, srv, arm, p->what);
+		} else {
+			printf("%-16s", p->name);
+			if (hot_ok)
+				printf(" %7.2f [%6.2f..%6.2f]", r.cost_us[0], r.cost_us[1], r.cost_us[2]);
+			else
+				printf(" %23s", "failed");
+			if (sr.ok)
+				printf(" %7.2f [%6.2f..%6.2f] %7.1f", sr.cost_us[0], sr.cost_us[1], sr.cost_us[2], sr.bare_us);
+			else
+				printf(" %31s", "failed");
+			if (ar.ok)
+				printf(" %7.2f [%6.2f..%6.2f]", ar.cost_us[0], ar.cost_us[1], ar.cost_us[2]);
+			else
+				printf(" %23s", p->idle_spec ? "failed" : "-");
+			printf("  %s\n", p->what);
+		}
 		fflush(stdout);
 	}
 	return failed;

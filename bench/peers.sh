@@ -18,6 +18,10 @@ BENCH_PEERS="gdb-watchpoint usdt-query-hist wait-watchpoints psql-poll"
 peer_start_gdb-watchpoint() {
 	local dir=$1 global=TransamVariables out addr
 	((CL_MAJOR < 17)) && global=ShmemVariableCache
+	if ! readelf -S "$CL_BIN/postgres" 2>/dev/null | grep -q '\.debug_info'; then
+		TRACER_ERROR="cannot run: no debug info in $CL_BIN/postgres (gdb needs DWARF to find &$global->nextXid)"
+		return 1
+	fi
 	out=$(gdb -batch -p "$CL_PID" -ex "print &$global->nextXid" 2>&1)
 	addr=$(sed -n 's/^\$1 = ([^)]*) \(0x[0-9a-f]*\).*/\1/p' <<<"$out")
 	if [[ -z $addr ]]; then

@@ -4,27 +4,36 @@
 #       SHAPE: select (pgbench -S: one SELECT per transaction, CPU bound,
 #       the worst case for per-query probes) or tpcb (pgbench's default
 #       TPC-B-like script: 3 UPDATEs, 1 SELECT, 1 INSERT and one XID per
-#       transaction). CONFIG: "baseline" or a tracer (see bench/tracers.sh).
-#       Sets RUN_RESULT to "TPS P99_MS WINDOW_S STATUS" (STATUS "ok" or
-#       why not; "slow: ..." when the tracer attached too late to leave a
-#       window) and RUN_READY (seconds from pgbench's start to the tracer
-#       being ready). It runs in the calling shell, so the EXIT trap of
-#       tests/lib/cluster.sh can stop what it started.
+#       transaction). CONFIG: a tracer (see bench/tracers.sh; "none" for
+#       none). Sets RUN_RESULT to
+#         "BASE1_TPS BASE1_P99 TRACED_TPS TRACED_P99 BASE2_TPS BASE2_P99 STATUS"
+#       (STATUS "ok" or why not, one line) and RUN_READY (seconds the
+#       tracer took to render and attach). It runs in the calling shell, so
+#       the EXIT trap of tests/lib/cluster.sh can stop what it started.
 #
-# The timeline of a run: pgbench starts with -T WARMUP+SECONDS; once its
-# clients are connected the tracer is rendered for the live server (so
-# per-backend addresses can be found) and attached. The measured window
-# starts when the tracer is ready, or at WARMUP, whichever is later, and
-# ends with pgbench. Baseline runs have the same timeline without the
-# tracer. TPS and the 99th percentile of latency come from pgbench's
-# per-transaction log (--log; a sample of it under -S), restricted to the
-# window, so bpftrace's start-up (compiling, attaching) is never measured.
+# One pgbench run holds a baseline, a traced and a baseline window, in that
+# order (A B A), on the same connections:
+#   WARMUP s   pgbench connects and warms up (1 s)
+#   SECONDS    baseline window 1
+#   ...        the tracer is rendered for the live server and attached
+#              (compiling and attaching are never inside a window)
+#   SETTLE s (0.3), then SECONDS: traced window
+#   ...        the tracer is stopped (SIGINT, END maps printed, detached)
+#   SETTLE s, then SECONDS: baseline window 2
+# then pgbench is interrupted. Comparing windows of one run removes the
+# largest noise of this machine: from one pgbench run to the next the
+# backends land on the CPUs differently, and with 2 vCPUs that alone moves
+# TPS by +-10%. Two baselines around the traced window cancel a linear
+# drift. TPS and the 99th percentile of latency come from pgbench's
+# per-transaction log (--log; a sample of it under -S) restricted to each
+# window. "none" runs the same timeline with a 1 s pause instead of a
+# tracer: the noise floor.
+
+: "${BENCH_SETTLE:=0.3}"
 
 pgbench_run() {
 	local shape=$1 config=$2 dir=$3
-	local secs
-	secs=$(awk -v w="$BENCH_WARMUP" -v s="$BENCH_SECONDS" 'BEGIN { t = w + s; print (t == int(t)) ? t : int(t) + 1 }')
-	local args=(-n -c "$BENCH_CLIENTS" -j 1 -T "$secs" --log --log-prefix="$dir/pgb")
+	local args=(-n -c "$BENCH_CLIENTS" -j 1 -T 3600 --log --log-prefix="$dir/pgb")
 	local rate=$BENCH_SAMPLE_TPCB
 	if [[ $shape == select ]]; then
 		args+=(-S)
@@ -33,44 +42,61 @@ pgbench_run() {
 	[[ $rate != 1 ]] && args+=(--sampling-rate="$rate")
 	mkdir -p "$dir" && chown postgres: "$dir"
 
-	local t_start t_ready status=ok pg_pid
-	t_start=$EPOCHREALTIME
+	local status=ok pg_pid a1 b a2 t_tr
+	# Nothing of the server's own housekeeping inside a window: TPC-B's
+	# dead rows are vacuumed and dirty pages written out before the run
+	# (the clusters run with autovacuum off and rare checkpoints).
+	if [[ $shape == tpcb ]]; then
+		cl_psql -c 'vacuum pgbench_branches, pgbench_tellers, pgbench_accounts' >/dev/null
+		cl_psql -c checkpoint >/dev/null
+	fi
 	pgbt_bg cl_run pgbench "${args[@]}" >"$dir/pgbench.out" 2>&1
 	pg_pid=$BG_PID
-	sleep 0.3    # clients connect within a few ms
-	if [[ $config != baseline ]]; then
+	sleep "$BENCH_WARMUP"
+	a1=$EPOCHREALTIME
+	sleep "$BENCH_SECONDS"
+	t_tr=$EPOCHREALTIME
+	if [[ $config == none ]]; then
+		sleep 1
+	else
 		tracer_start "$config" "$dir" || status=$TRACER_ERROR
 	fi
-	t_ready=$EPOCHREALTIME
-	wait "$pg_pid" || status="pgbench failed: $(tail -n1 "$dir/pgbench.out")"
-	pgbt_bg_stop "$pg_pid"    # forget it (already reaped)
-	if [[ $config != baseline && $status == ok ]]; then
+	RUN_READY=$(awk -v s="$t_tr" -v e="$EPOCHREALTIME" 'BEGIN { printf "%.1f", e - s }')
+	sleep "$BENCH_SETTLE"
+	b=$EPOCHREALTIME
+	[[ $status == ok ]] && sleep "$BENCH_SECONDS"
+	if [[ $config != none && $status == ok ]]; then
 		tracer_stop "$dir" || status=$TRACER_ERROR
-	elif [[ $config != baseline ]]; then
+	elif [[ $config != none ]]; then
 		tracer_stop "$dir" || true
 	fi
+	sleep "$BENCH_SETTLE"
+	a2=$EPOCHREALTIME
+	[[ $status == ok ]] && sleep "$BENCH_SECONDS"
+	sleep 0.1
+	pgbt_alive "$pg_pid" || status="pgbench failed: $(tail -n1 "$dir/pgbench.out")"
+	pgbt_bg_stop "$pg_pid" INT
 
-	local from
-	RUN_READY=$(awk -v s="$t_start" -v r="$t_ready" 'BEGIN { printf "%.1f", r - s }')
-	from=$(awk -v s="$t_start" -v r="$t_ready" -v w="$BENCH_WARMUP" \
-		'BEGIN { f = s + w; if (r > f) f = r; printf "%.6f", f }')
 	# pgbench log line: client trans latency_us script epoch_s epoch_us ...
-	# Latencies in the window, sorted; then count, window, rate and p99.
-	cat "$dir"/pgb.* 2>/dev/null | awk -v from="$from" '
-		$3 ~ /^[0-9]+$/ && $5 + $6 / 1e6 >= from { printf "%d %.6f\n", $3, $5 + $6 / 1e6 }' |
-		sort -n -k1,1 | awk -v from="$from" -v rate="$rate" -v st="$status" -v ready="$RUN_READY" '
-		{ lat[NR] = $1; if ($2 > last) last = $2 }
+	# Per window: count, TPS (over the window's length) and p99 latency.
+	local res
+	res=$(cat "$dir"/pgb.* 2>/dev/null | awk -v rate="$rate" -v s="$BENCH_SECONDS" \
+		-v a1="$a1" -v b="$b" -v a2="$a2" '
+		$3 ~ /^[0-9]+$/ { t = $5 + $6 / 1e6
+			w = (t >= a1 && t < a1 + s) ? 1 : (t >= b && t < b + s) ? 2 : (t >= a2 && t < a2 + s) ? 3 : 0
+			if (w) print w, $3 }' | sort -k1,1n -k2,2n | awk -v rate="$rate" -v s="$BENCH_SECONDS" '
+		{ n[$1]++; lat[$1, n[$1]] = $2 }
 		END {
-			n = NR; win = last - from
-			if (n < 20 || win < 1) {
-				if (st == "ok" && win < 1) st = "slow: the tracer was ready only " ready " s after pgbench started"
-				else if (st == "ok") st = "too few transactions in the window (" n + 0 ")"
-				printf "nan nan %.2f %s\n", win, st; exit
+			for (w = 1; w <= 3; w++) {
+				if (n[w] < 20) { printf " nan nan"; continue }
+				k = int(n[w] * 0.99); if (k < n[w] * 0.99) k++
+				printf " %.1f %.3f", n[w] / rate / s, lat[w, k] / 1000
 			}
-			k = int(n * 0.99); if (k < n * 0.99) k++
-			printf "%.1f %.3f %.2f %s\n", n / rate / win, lat[k] / 1000, win, st
-		}' >"$dir/result"
-	RUN_RESULT=$(cat "$dir/result")
+		}')
+	if [[ $status == ok && $res == *nan* ]]; then
+		status="too few transactions in a window (pgbench: $(tail -n1 "$dir/pgbench.out"))"
+	fi
+	RUN_RESULT="${res# } $status"
 	rm -f "$dir"/pgb.*
 }
 

@@ -17,6 +17,15 @@
 #                     median count per second / TPS of that run).
 #   predict_write OUT combines them with probe-cost.csv and overhead.csv.
 
+# The noise floor and the rows predict_write compares: measured with
+# BENCH_ROUNDS_CHECK runs.
+predict_checked() {
+	case "$1 $2" in
+	*" none" | "tpcb script:xid-rate" | "select peer:usdt-query-hist" | "select peer:wait-watchpoints") return 0 ;;
+	esac
+	return 1
+}
+
 predict_collect() {
 	local addr
 	echo "shape,config,probe,events_per_txn" >"$BENCH_WORK/events.csv"
@@ -34,7 +43,7 @@ _count_events() {
 	rm -rf "$dir"
 	[[ $spec == countpeer:* ]] || spec=count:$spec
 	pgbench_run "$shape" "$spec" "$dir"
-	read -r tps _ _ status <<<"$RUN_RESULT"
+	read -r _ _ tps _ _ _ status <<<"$RUN_RESULT"
 	if [[ $status != ok ]]; then
 		bench_log "predict: counting $probe events on $shape failed: $status"
 		return 0
@@ -46,26 +55,38 @@ _count_events() {
 	bench_log "predict: $config on $shape: $per_s $probe events/s at $tps TPS"
 }
 
+# Two predictions per check, from build/calibrate's probe-cost.csv:
+#   hot:    events/txn x the hot-loop cost (the old model: a lower bound)
+#   server: events/txn x the cost per event in calibrate's client/server
+#           workload + round trips/txn x the cost per round trip of the
+#           probe type merely being attached ("armed"; 0 if not measured)
+# predicted TPS ratio = 1 / (1 + extra us per transaction x TPS / clients).
+# Round trips (statements) per transaction: -S sends one SELECT; TPC-B
+# sends BEGIN, 3 UPDATEs, a SELECT, an INSERT and END: 7.
+# factor compares the server prediction with the measurement.
 predict_write() {
 	local out=$1
-	echo "shape,config,probe,events_per_txn,cost_us,base_tps,predicted_tps_ratio,measured_tps_ratio,measured_min,measured_max,factor,verdict" >"$out"
+	echo "shape,config,probe,events_per_txn,hot_us,server_us,armed_us_per_rt,rts_per_txn,base_tps,predicted_hot,predicted_tps_ratio,measured_tps_ratio,measured_min,measured_max,factor,verdict" >"$out"
 	[[ -f $BENCH_WORK/events.csv && -f $BENCH_WORK/probe-cost.csv ]] || return 0
 	awk -F, -v clients="$BENCH_CLIENTS" -v major="$MAIN_MAJOR" '
-		FILENAME ~ /probe-cost/ && FNR > 1 && $2 != "" { cost[$1] = $2 }
+		FILENAME ~ /probe-cost/ && FNR > 1 && $2 != "" { hot[$1] = $2; srv[$1] = $8; armed[$1] = $12 }
 		FILENAME ~ /overhead/ && FNR > 1 && $1 == major && $2 == clients && $7 != "" {
 			key = $3 SUBSEP $4; base[key] = $6; ratio[key] = $7; lo[key] = $8; hi[key] = $9 }
 		FILENAME ~ /events/ && FNR > 1 {
 			key = $1 SUBSEP $2
-			if (!($3 in cost) || !(key in ratio)) next
-			c = cost[$3]; pred = 1 / (1 + $4 * c * 1e-6 * base[key] / clients)
+			if (!($3 in hot) || srv[$3] == "" || !(key in ratio)) next
+			rts = ($1 == "select") ? 1 : 7
+			a = (armed[$3] == "" || armed[$3] < 0) ? 0 : armed[$3]
+			phot = 1 / (1 + $4 * hot[$3] * 1e-6 * base[key] / clients)
+			pred = 1 / (1 + ($4 * srv[$3] + rts * a) * 1e-6 * base[key] / clients)
 			ps = 1 - pred; ms = 1 - ratio[key]
 			# How far apart the predicted and measured slowdowns are.
 			f = (ps > 0 && ms > 0) ? (ps > ms ? ps / ms : ms / ps) : -1
-			if (pred >= lo[key] && pred <= hi[key]) v = "agrees: inside the measured range"
-			else if (f > 0 && f <= 2) v = "within 2x"
-			else if (f > 0) v = sprintf("off by %.1fx", f)
+			inside = (pred >= lo[key] && pred <= hi[key])
+			if (f > 0 && f <= 2) v = inside ? "within 2x, inside the measured range" : "within 2x"
+			else if (f > 0) v = sprintf("off by %.1fx%s", f, inside ? " (inside the range of the runs)" : "")
 			else v = "disagrees: no measured slowdown"
-			printf "%s,%s,%s,%s,%s,%s,%.4f,%s,%s,%s,%s,%s\n", $1, $2, $3, $4, c, base[key], pred,
-				ratio[key], lo[key], hi[key], (f < 0 ? "n/a" : sprintf("%.2f", f)), v
+			printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%.4f,%.4f,%s,%s,%s,%s,%s\n", $1, $2, $3, $4, hot[$3], srv[$3], a, rts,
+				base[key], phot, pred, ratio[key], lo[key], hi[key], (f < 0 ? "n/a" : sprintf("%.2f", f)), v
 		}' "$BENCH_WORK/probe-cost.csv" "$BENCH_WORK/overhead.csv" "$BENCH_WORK/events.csv" >>"$out"
 }

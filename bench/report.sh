@@ -66,7 +66,10 @@ _cell() {   # MAJOR BACKENDS SHAPE CONFIG COLUMN(tps|p99)
 	st=$(_ov "$1" "$2" "$3" "$4" status)
 	[[ -z $st ]] && { echo "not run"; return; }
 	m=$(_ov "$1" "$2" "$3" "$4" $base)
-	[[ -z $m ]] && { echo "failed (below)"; return; }
+	if [[ -z $m ]]; then
+		[[ $st == "cannot run"* ]] && echo "cannot run (below)" || echo "failed (below)"
+		return
+	fi
 	lo=$(_ov "$1" "$2" "$3" "$4" $((base + 1)))
 	hi=$(_ov "$1" "$2" "$3" "$4" $((base + 2)))
 	_pct "$m" "$lo" "$hi"
@@ -125,22 +128,31 @@ report_md() {
 		echo
 		echo "## Cost of one event, by probe type (build/calibrate)"
 		echo
-		echo "| probe | us per event | range | bare loop ns/iteration | what |"
-		echo "|---|---|---|---|---|"
-		awk -F, 'NR > 1 { w = $0; for (i = 0; i < 7; i++) sub(/^[^,]*,/, "", w); gsub(/"/, "", w)
-			if ($2 == "") printf "| %s | failed | | | %s |\n", $1, w
-			else printf "| %s | %.2f | %.2f..%.2f | %.1f | %s |\n", $1, $2, $3, $4, $6, w }' "$BENCH_WORK/probe-cost.csv"
+		echo "us per event. hot loop: the probe fires in a tight loop, the cheapest it gets (median [min..max] of 3 cycles);"
+		echo "server: it fires once per request in a client/server pair on two CPUs talking over pipes, like pgbench"
+		echo "and a backend (median [quartiles] of 120 block pairs; round trip: the pair's time per request without"
+		echo "the event); armed: extra time per round trip with the probe attached where it never fires (median"
+		echo "[quartiles] of 6 attach cycles)."
+		echo
+		echo "| probe | hot loop | server | round trip us | armed, per round trip | what |"
+		echo "|---|---|---|---|---|---|"
+		awk -F, 'function c(m, lo, hi) { return m == "" ? "failed" : sprintf("%.2f [%.2f..%.2f]", m, lo, hi) }
+			NR > 1 { w = $0; for (i = 0; i < 14; i++) sub(/^[^,]*,/, "", w); gsub(/"/, "", w)
+			printf "| %s | %s | %s | %s | %s | %s |\n", $1, c($2, $3, $4), c($8, $9, $10),
+				($11 == "" ? "" : sprintf("%.1f", $11)), ($12 == "" ? "-" : c($12, $13, $14)), w }' "$BENCH_WORK/probe-cost.csv"
 	fi
 	if [[ $(wc -l <"$BENCH_WORK/prediction.csv") -gt 1 ]]; then
 		echo
 		echo "## Predicted against measured (PostgreSQL $ma)"
 		echo
-		echo "Predicted TPS ratio = 1 / (1 + events per transaction x cost per event x baseline TPS / clients)."
+		echo "Predicted TPS ratio = 1 / (1 + extra us per transaction x baseline TPS / clients), where extra us ="
+		echo "events per transaction x server cost per event + round trips per transaction x armed cost per round trip"
+		echo "(hot-loop column: events x hot-loop cost only, the model of the first bench)."
 		echo
-		echo "| tracer | shape | probe | events/txn | us/event | predicted TPS | measured TPS | factor | verdict |"
-		echo "|---|---|---|---|---|---|---|---|---|"
-		awk -F, 'NR > 1 { printf "| %s | %s | %s | %.2f | %.2f | %+.1f%% | %+.1f%% (%+.1f..%+.1f) | %s | %s |\n",
-			$2, $1, $3, $4, $5, ($7 - 1) * 100, ($8 - 1) * 100, ($9 - 1) * 100, ($10 - 1) * 100, $11, $12 }' \
+		echo "| tracer | shape | probe | events/txn | server us/event | armed us/rt x rts | predicted TPS (hot loop) | predicted TPS | measured TPS | factor | verdict |"
+		echo "|---|---|---|---|---|---|---|---|---|---|---|"
+		awk -F, 'NR > 1 { printf "| %s | %s | %s | %.2f | %.2f | %.2f x %d | %+.1f%% | %+.1f%% | %+.1f%% (%+.1f..%+.1f) | %s | %s |\n",
+			$2, $1, $3, $4, $6, $7, $8, ($10 - 1) * 100, ($11 - 1) * 100, ($12 - 1) * 100, ($13 - 1) * 100, ($14 - 1) * 100, $15, $16 }' \
 			"$BENCH_WORK/prediction.csv"
 		echo
 		echo "factor: the larger of predicted/measured and measured/predicted slowdown (target: at most 2);"
@@ -157,6 +169,10 @@ report_md() {
 			else printf "| %s | %s | %s | %s | %s | %.1f | %.1f..%.1f | %.1f | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8, $9 / 1024, st }' \
 			"$BENCH_WORK/gen-speed.csv"
 	fi
+	if [[ -n $(_machine bench_time) ]]; then
+		echo
+		echo "Total time of bench/run: $(_machine bench_time)."
+	fi
 }
 
 # For the chart: one line per config, TPS change in % (median, low, high)
@@ -170,7 +186,8 @@ report_plot_data() {
 		[[ $c == none ]] && label="none: noise floor"
 		st=$(_ov "$ma" "$b" select "$c" status)
 		[[ $st != ok ]] && st=$(_ov "$ma" "$b" tpcb "$c" status)
-		[[ $st != ok ]] && label="$label (failed)"
+		if [[ $st == "cannot run"* ]]; then label="$label (cannot run)"
+		elif [[ $st != ok ]]; then label="$label (failed)"; fi
 		printf '"%s"' "$label"
 		for shape in "select $b" "tpcb $b" "select $big"; do
 			read -r shape bk <<<"$shape"

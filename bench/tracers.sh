@@ -1,8 +1,9 @@
 # Tracers: what a traced run attaches (sourced by bench/run).
 #
 # A CONFIG names one tracer:
-#   none          nothing: a baseline run on the traced side, so the table
-#                 shows how far two baselines differ on this machine
+#   none          nothing (bench/pgbench.sh pauses 1 s instead): the traced
+#                 window is a baseline too, so the table shows how far two
+#                 baselines differ on this machine
 #   script:NAME   a pgbt script: `pgbt-gen -p POSTMASTER NAME $BENCH_ARGS_NAME`
 #                 (NAME with - as _; e.g. BENCH_ARGS_xid_rate="interval=5")
 #                 run by bpftrace
@@ -30,7 +31,6 @@ tracer_start() {
 	local config=$1 dir=$2
 	TRACER_ERROR= TR_PID= TR_SIG=INT
 	case $config in
-	none) ;;
 	script:*) script_start "${config#script:}" "$dir" ;;
 	peer:*) "peer_start_${config#peer:}" "$dir" ;;
 	count:*)
@@ -54,14 +54,18 @@ script_start() {
 }
 
 # bpftrace PROGRAM_FILE > OUT in the background; returns once attached.
+# bpftrace runs as the README tells users to run it: default settings
+# (string size 64). BT_ENV (NAME=VALUE ...) adds settings a peer needs.
 bt_launch() {
 	local prog=$1 out=$2 i
 	: >"$out"
-	pgbt_bg env BPFTRACE_STRLEN=200 BPFTRACE_MAX_STRLEN=200 bpftrace "$prog" >"$out" 2>&1
+	pgbt_bg env ${BT_ENV:-} bpftrace "$prog" >"$out" 2>&1
 	TR_PID=$BG_PID TR_SIG=INT
 	for ((i = 0; i < 300; i++)); do
 		if grep -q '^Attaching' "$out"; then
-			sleep 1    # "Attaching" comes before every probe is live
+			# "Attaching" comes before the probes are live: ready once
+			# bpftrace has stopped using CPU (compiled and attached).
+			_bt_wait_idle "$TR_PID"
 			pgbt_alive "$TR_PID" && return 0
 			break
 		fi
@@ -76,6 +80,22 @@ bt_launch() {
 	pgbt_bg_stop "$TR_PID" KILL
 	TR_PID=
 	return 1
+}
+
+# Waits (at most 20 s) until PID has used no CPU for 0.4 s.
+_bt_wait_idle() {
+	local pid=$1 i last= now idle=0
+	for ((i = 0; i < 100; i++)); do
+		now=$(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null) || return 0
+		if [[ $now == "$last" ]]; then
+			idle=$((idle + 1))
+			((idle >= 2)) && return 0
+		else
+			idle=0
+		fi
+		last=$now
+		sleep 0.2
+	done
 }
 
 tracer_stop() {
