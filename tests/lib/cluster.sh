@@ -13,6 +13,9 @@
 #                                        stripped build, the one users run)
 #                              15-debug  $PGBT_CACHE/pg15/bin
 #                              17, 18    $PGBT_CACHE/pg17/bin, .../pg18/bin
+#                              17-waitprobes  $PGBT_CACHE/pg17-waitprobes/bin
+#                                        (17 with USDT wait-event probes;
+#                                        any build-postgres.sh variant)
 #                            ($PGBT_CACHE defaults to /var/cache/pgbt). A
 #                            missing build is an error, not a skip.
 #   cluster_start [-n NAME] MAJOR [GUC=VALUE ...]
@@ -63,7 +66,7 @@ pg_bindir() {
 	15) dir=/usr/lib/postgresql/15/bin ;;
 	*-debug) dir=$PGBT_CACHE/pg${v%-debug}/bin marker=$PGBT_CACHE/pg${v%-debug}/.pgbt-built ;;
 	[0-9]*) dir=$PGBT_CACHE/pg$v/bin marker=$PGBT_CACHE/pg$v/.pgbt-built ;;
-	*) echo "pg_bindir: '$v' is not a PostgreSQL version (want 15, 15-debug, 17, 18)" >&2; return 2 ;;
+	*) echo "pg_bindir: '$v' is not a PostgreSQL version (want 15, 15-debug, 17, 18, 17-waitprobes)" >&2; return 2 ;;
 	esac
 	if [[ ! -x $dir/postgres ]]; then
 		echo "pg_bindir: PostgreSQL $v: no $dir/postgres (install it: tests/setup/install-deps.sh, tests/setup/build-postgres.sh ${v%-debug})" >&2

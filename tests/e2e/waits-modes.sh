@@ -1,0 +1,249 @@
+#!/usr/bin/env bash
+# The waits script's other mechanisms (mode=), under bpftrace against real
+# servers, with waits of known length:
+#   usdt   on 17 built with tests/setup/pg17-wait-event-probes.patch
+#          (build-postgres.sh 17-waitprobes), chosen by default there:
+#            S: SELECT pg_sleep(0.5)          ~500 ms in Timeout:PgSleep
+#            B: UPDATE of a row H holds 700 ms  that time in Lock:transactionid
+#          and a sched_switch tracer (mode=switch) run at the same time
+#          agrees on both; W's 50 commits with synchronous_commit on write
+#          WAL without sleeping: usdt counts at least 50 IO:WalWrite waits,
+#          sched_switch fewer (it sees only waits that leave the CPU).
+#   watch  on Debian's stripped 15, 17 and 18: one backend A, followed by
+#          pid=A, sleeps 0.5 s then waits ~400 ms for an advisory lock H
+#          holds; only A is seen, with both waits and its idle ClientRead.
+#   errors a bad pid= (not a backend, the postmaster, no such process),
+#          mode=watch without pid=, mode=usdt on a build without the
+#          probes: one line on stderr, nothing on stdout.
+# Every rendering also keeps to the portable bpftrace subset and compiles.
+set -euo pipefail
+source "$(dirname "$0")/../lib/e2e.sh"
+source "$(dirname "$0")/../lib/lock-sessions.sh"    # render, wait_for, hold_until_waited
+
+LINT=$PGBT_ROOT/tests/lint/bt-subset.sh
+TOL_MS=100
+USDT_BUILD=17-waitprobes
+
+# The rendering $E2E_TMP/NAME.bt keeps to the subset and compiles.
+lint() {
+	local bt=$E2E_TMP/$1.bt
+	check_empty "pg$V: $1 keeps to the portable subset" "$("$LINT" "$bt" "$CL_PID" 2>&1)"
+	check_empty "pg$V: $1 compiles" \
+		"$(timeout 60 bpftrace --test codegen "$bt" 2>&1 | grep -v RLIMIT_MEMLOCK)"
+}
+
+# The first line a rendering prints (BEGIN's printf format strings, joined).
+header() {
+	sed -n '/^BEGIN/,/^}/s/^[[:space:]]*printf("\([^"]*\)".*/\1/p' "$E2E_TMP/$1.bt" |
+		tr -d '\n' | sed 's/\\n//g'
+}
+
+# Milliseconds charged to PID and EVENT in "@wait_us_by_pid[PID, EVENT]: US".
+ms_of() {
+	awk -v key="@wait_us_by_pid[$2," -v ev="$3]:" '$1 == key && $2 == ev { s += $3 }
+		END { printf "%d\n", s / 1000 }' "$1"
+}
+
+# The count in "@waits[EVENT]: N" of FILE (0 when absent).
+count_of() {
+	awk -v key="@waits[$2]:" '$1 == key { n = $2 } END { print n + 0 }' "$1"
+}
+
+# The PID of the backend running a query that starts with PREFIX, once it
+# waits (5 s at most).
+waiting_pid() {
+	local pid= i
+	for ((i = 0; i < 100; i++)); do
+		pid=$(cl_psql -c "select pid from pg_stat_activity where query like '$1%'
+			and wait_event is not null and pid <> pg_backend_pid() limit 1")
+		[[ -n $pid ]] && break
+		sleep 0.05
+	done
+	echo "$pid"
+}
+
+# Waits until PID's pg_stat_activity wait is CLASS:NAME; prints the last seen.
+psa_wait() {
+	local got= i
+	for ((i = 0; i < 100; i++)); do
+		got=$(cl_psql -c "select coalesce(wait_event_type, '') || ':' || coalesce(wait_event, '')
+			from pg_stat_activity where pid = $1")
+		[[ $got == "$2" ]] && break
+		sleep 0.05
+	done
+	echo "$got"
+}
+
+# bt_stop for a tracer with ~190 USDT sites: the kernel takes ~20 s here to
+# detach them after END has printed, longer than bt_stop waits.
+bt_stop_slow() {
+	local i
+	kill -INT "$1" 2>/dev/null || true
+	for ((i = 0; i < 600; i++)); do
+		pgbt_alive "$1" || break
+		sleep 0.1
+	done
+	pgbt_alive "$1" && fail "bpftrace (pid $1) still running 60 s after SIGINT"
+	pgbt_bg_stop "$1"
+}
+
+now_ms() { echo $((${EPOCHREALTIME/./} / 1000)); }
+
+test_usdt() {
+	V=$USDT_BUILD
+	cluster_start "$V"
+	cl_psql -c "create table wt (id int primary key, v int); insert into wt values (1, 0);
+		create table wl (i int)"
+	render usdt waits
+	render switch waits mode=switch
+	check_contains "pg$V: waits picks the USDT probes" "$(header usdt)" \
+		"through USDT wait__event__start/end (every wait, on CPU or off"
+	check_contains "pg$V: mode=switch says what it is" "$(header switch)" "through sched_switch"
+	lint usdt
+	lint switch
+	bt_start "$E2E_TMP/usdt.bt" "$E2E_TMP/usdt.out"
+	local bt_usdt=$BT_PID
+	bt_start "$E2E_TMP/switch.bt" "$E2E_TMP/switch.out"
+	local bt_switch=$BT_PID
+
+	# S: pg_sleep.
+	pgbt_bg cl_psql -c "select pg_sleep(0.5) /* waits-modes */"
+	local s_bg=$BG_PID s_pid
+	s_pid=$(waiting_pid "select pg_sleep(0.5) /* waits-modes */")
+	wait "$s_bg" || true
+
+	# B: blocked 700 ms on the row H updated, from when it waits to H's commit.
+	{
+		echo "begin; update wt set v = v + 1 where id = 1;"
+		hold_until_waited "locktype = 'transactionid'" 0.7
+		echo "commit;"
+	} >"$E2E_TMP/h.sql"
+	pgbt_bg cl_psql -o /dev/null -f "$E2E_TMP/h.sql"
+	local h_bg=$BG_PID b_pid t0 b_ms
+	wait_for "select count(*) from pg_locks where locktype = 'transactionid' and mode = 'ExclusiveLock'
+		and pid <> pg_backend_pid()"
+	pgbt_bg cl_psql -c "update wt set v = v + 1 where id = 1 /* waits-modes */"
+	local b_bg=$BG_PID
+	b_pid=$(waiting_pid "update wt set v = v + 1 where id = 1 /* waits-modes */")
+	t0=$(now_ms)
+	check_eq "pg$V: pg_stat_activity names B's wait" "$(psa_wait "$b_pid" Lock:transactionid)" Lock:transactionid
+	wait "$h_bg" || true
+	b_ms=$(($(now_ms) - t0))
+	wait "$b_bg" || true
+
+	# W: 50 commits, each writing its WAL itself (a write to the page cache).
+	{
+		echo "set synchronous_commit = on;"
+		for ((i = 0; i < 50; i++)); do echo "insert into wl values ($i);"; done
+	} | cl_psql >/dev/null
+	sleep 0.3
+	bt_stop "$bt_switch"
+	bt_stop_slow "$bt_usdt"
+
+	local u=$E2E_TMP/usdt.out s=$E2E_TMP/switch.out
+	check_empty "pg$V: no bpftrace errors" "$(grep -i 'error\|warning' "$u" "$s" | grep -v RLIMIT || true)"
+	check_near "pg$V: usdt: S's ms in Timeout:PgSleep" "$(ms_of "$u" "$s_pid" Timeout:PgSleep)" 500 "$TOL_MS"
+	check_near "pg$V: usdt: B's ms in Lock:transactionid (~700)" \
+		"$(ms_of "$u" "$b_pid" Lock:transactionid)" "$b_ms" "$TOL_MS"
+	check_near "pg$V: usdt and sched_switch agree on S's pg_sleep (ms)" \
+		"$(ms_of "$u" "$s_pid" Timeout:PgSleep)" "$(ms_of "$s" "$s_pid" Timeout:PgSleep)" 20
+	check_near "pg$V: usdt and sched_switch agree on B's row lock (ms)" \
+		"$(ms_of "$u" "$b_pid" Lock:transactionid)" "$(ms_of "$s" "$b_pid" Lock:transactionid)" 20
+	local wu ws
+	wu=$(count_of "$u" IO:WalWrite)    # 17's name for WAL_WRITE
+	ws=$(count_of "$s" IO:WalWrite)
+	check_eq "pg$V: usdt sees W's 50 WAL writes, on CPU too (got $wu)" "$((wu >= 50))" 1
+	check_eq "pg$V: sched_switch sees fewer of them ($ws < $wu)" "$((ws < wu))" 1
+	cluster_stop
+}
+
+# Errors: one line on stderr, nothing on stdout.
+expect_gen_error() {
+	local what=$1 want=$2 rc=0; shift 2
+	"$PGBT_GEN" -p "$CL_PID" waits "$@" >"$E2E_TMP/err.out" 2>"$E2E_TMP/err.err" || rc=$?
+	check_eq "pg$V: $what: fails" "$((rc != 0))" 1
+	check_empty "pg$V: $what: nothing on stdout" "$(cat "$E2E_TMP/err.out")"
+	check_eq "pg$V: $what: one line on stderr" "$(wc -l <"$E2E_TMP/err.err")" 1
+	check_contains "pg$V: $what: says why" "$(cat "$E2E_TMP/err.err")" "$want"
+}
+
+test_errors() {
+	local gone
+	sleep 0 & gone=$!
+	wait "$gone"
+	expect_gen_error "pid=1" "pid=1 is not a backend of postmaster $CL_PID" mode=watch pid=1
+	expect_gen_error "pid=postmaster" "is the postmaster" mode=watch pid="$CL_PID"
+	expect_gen_error "pid of an exited process" "pid=$gone: no such process" mode=watch pid="$gone"
+	expect_gen_error "pid=abc" "not an integer" mode=watch pid=abc
+	expect_gen_error "mode=watch without pid" "needs pid=PID" mode=watch
+	expect_gen_error "mode=usdt without the probes" "mode=usdt needs a build with the USDT probes" mode=usdt
+}
+
+test_watch() {
+	V=$1
+	cluster_start "$V"
+	[[ $V == 15 ]] && test_errors
+
+	# A: a session fed through a fifo; its PID is known before it waits.
+	local dir=$E2E_TMP/pg$V afd a_pid i
+	mkdir -p "$dir"
+	chown postgres: "$dir"
+	mkfifo "$dir/a.in"
+	chmod 666 "$dir/a.in"
+	pgbt_bg cl_psql -o /dev/null -f "$dir/a.in"
+	local a_bg=$BG_PID
+	exec {afd}<>"$dir/a.in"
+	printf '\\o %s\nselect pg_backend_pid();\n\\o /dev/null\n' "$dir/a.pid" >&$afd
+	for ((i = 0; i < 100; i++)); do [[ -s $dir/a.pid ]] && break; sleep 0.05; done
+	a_pid=$(head -n1 "$dir/a.pid")
+
+	render watch waits mode=watch pid="$a_pid"
+	check_contains "pg$V: mode=watch says what it uses and sees" "$(header watch)" \
+		"hardware watchpoint on its wait_event_info (every wait of this backend"
+	check_contains "pg$V: mode=watch gives its cost" "$(header watch)" "~9 us per wait event"
+	lint watch
+	bt_start "$E2E_TMP/watch.bt" "$E2E_TMP/watch-$V.out"
+
+	echo "select pg_sleep(0.5);" >&$afd
+	check_eq "pg$V: pg_stat_activity names A's sleep" "$(psa_wait "$a_pid" Timeout:PgSleep)" Timeout:PgSleep
+	check_eq "pg$V: A back to idle" "$(psa_wait "$a_pid" Client:ClientRead)" Client:ClientRead
+	sleep 0.3    # idle: Client:ClientRead
+
+	# H holds advisory lock 7 until A waits for it, then 0.4 s more.
+	{
+		echo "select pg_advisory_lock(7);"
+		hold_until_waited "locktype = 'advisory'" 0.4
+	} >"$E2E_TMP/h.sql"
+	pgbt_bg cl_psql -o /dev/null -f "$E2E_TMP/h.sql"
+	local h_bg=$BG_PID t0 c_ms
+	wait_for "select count(*) from pg_locks where locktype = 'advisory' and granted"
+	echo "select pg_advisory_lock(7);" >&$afd
+	check_eq "pg$V: pg_stat_activity names A's lock wait" "$(psa_wait "$a_pid" Lock:advisory)" Lock:advisory
+	t0=$(now_ms)
+	wait "$h_bg" || true
+	c_ms=$(($(now_ms) - t0))
+	check_eq "pg$V: A got the lock" "$(psa_wait "$a_pid" Client:ClientRead)" Client:ClientRead
+	# bpftrace inherited the fifo too: no EOF, so A is told to quit.
+	echo '\q' >&$afd
+	exec {afd}>&-
+	wait "$a_bg" || true
+	sleep 0.2
+	bt_stop
+
+	local out=$E2E_TMP/watch-$V.out
+	check_empty "pg$V: no bpftrace errors" "$(grep -i 'error\|warning' "$out" | grep -v RLIMIT || true)"
+	check_near "pg$V: watch: A's ms in Timeout:PgSleep" "$(ms_of "$out" "$a_pid" Timeout:PgSleep)" 500 "$TOL_MS"
+	check_near "pg$V: watch: A's ms in Lock:advisory" "$(ms_of "$out" "$a_pid" Lock:advisory)" "$c_ms" "$TOL_MS"
+	local a_idle
+	a_idle=$(ms_of "$out" "$a_pid" Client:ClientRead)
+	check_eq "pg$V: watch: A's idle time in Client:ClientRead >= 300 ms (got $a_idle)" "$((a_idle >= 300))" 1
+	check_eq "pg$V: watch: only A is seen" \
+		"$(awk -F'[][, ]+' '/^@wait_us_by_pid\[/ { print $2 }' "$out" | sort -u)" "$a_pid"
+	cluster_stop
+}
+
+test_usdt
+for v in $PGBT_E2E_VERSIONS; do
+	test_watch "$v"
+done
+e2e_done
