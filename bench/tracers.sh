@@ -82,16 +82,18 @@ bt_launch() {
 	return 1
 }
 
-# Waits (at most 20 s) until PID has used no CPU for 0.4 s.
+# Waits until PID has used at most 50 ms of CPU in each of two 0.2 s
+# intervals (compiling and attaching keep bpftrace at 100%; a script that
+# prints every event keeps it somewhat busy for good), at most 5 s.
 _bt_wait_idle() {
-	local pid=$1 i last= now idle=0
-	for ((i = 0; i < 100; i++)); do
+	local pid=$1 i last= now quiet=0
+	for ((i = 0; i < 25; i++)); do
 		now=$(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null) || return 0
-		if [[ $now == "$last" ]]; then
-			idle=$((idle + 1))
-			((idle >= 2)) && return 0
+		if [[ -n $last ]] && ((now - last <= 5)); then
+			quiet=$((quiet + 1))
+			((quiet >= 2)) && return 0
 		else
-			idle=0
+			quiet=0
 		fi
 		last=$now
 		sleep 0.2
