@@ -75,8 +75,23 @@ test_live() {
 	expect_fail "permission denied reading the process" "permission denied reading /proc/$pid1/" \
 		runuser -u nobody -- "$PGBT_GEN" -p "$pid1" xid-rate
 
+	# -d CONNINFO: libpq's reason, with the input (passwords masked)
+	local sock1=$CL_SOCK port1=$CL_PORT
+	expect_fail "-d: nothing listening" \
+		"-d 'host=$E2E_TMP port=1 user=postgres': cannot connect: connection to server on socket \"$E2E_TMP/.s.PGSQL.1\" failed" \
+		"$PGBT_GEN" -p "$pid1" -d "host=$E2E_TMP port=1 user=postgres" lock-waits
+	expect_fail "-d: no such database" "cannot connect: connection to server on socket \"$sock1/.s.PGSQL.$port1\" failed: FATAL: database \"nodb\" does not exist" \
+		"$PGBT_GEN" -p "$pid1" -d "host=$sock1 port=$port1 user=postgres dbname=nodb password=sekrit" locks
+	check_contains "-d: the password is masked" "$(cat "$E2E_TMP/err")" "dbname=nodb password=***'"
+	check_eq "-d: the password is not shown" "$(grep -c sekrit "$E2E_TMP/err" || true)" 0
+	expect_fail "-d: not a connection string" "-d 'dbname=x user': cannot connect: missing \"=\" after \"user\"" \
+		"$PGBT_GEN" -p "$pid1" -d "dbname=x user" row-locks
+
 	cluster_start -n two 17
 	local pid2=$CL_PID
+	expect_fail "-d: another server than the traced one" \
+		"-d: the server it reached is not the traced one" \
+		"$PGBT_GEN" -p "$pid1" -d "host=$CL_SOCK port=$CL_PORT user=postgres" lock-waits
 	expect_fail "several servers and none chosen" "choose one with -p PID or -D DATADIR" \
 		"$PGBT_GEN" xid-rate
 	check_contains "several servers: both listed" "$(cat "$E2E_TMP/err")" "$pid1 ("
@@ -84,7 +99,7 @@ test_live() {
 
 	# The server exits while pgbt-gen resolves it: stop pgbt-gen just before
 	# it reads shared memory, kill the postmaster, let pgbt-gen go on.
-	gdb -q -batch -ex 'set breakpoint pending on' -ex 'break pgbt_target_read_shared_ptr' \
+	gdb -q -batch -ex 'set breakpoint pending on' -ex 'break pgbt_target_read_shared_ptr_in' \
 		-ex "run -p $pid2 xid-rate >$E2E_TMP/out 2>$E2E_TMP/err" \
 		-ex "shell kill -KILL $pid2; while kill -0 $pid2 2>/dev/null && ! grep -q zombie /proc/$pid2/status 2>/dev/null; do sleep 0.05; done" \
 		-ex continue --args "$PGBT_GEN" >"$E2E_TMP/gdb.out" 2>&1 || true

@@ -5,6 +5,9 @@
 # (tests/lint/bt-subset.sh) and compiles on the installed bpftrace
 # (--test codegen: no probe is attached). The lint itself is checked on a
 # file of known violations, so it cannot pass by finding nothing.
+# Besides the defaults, every combination of a script's choice parameters
+# is rendered and compiled too, and scripts that name relations also with
+# -d CONNINFO: bpftrace's stderr (warnings included) must stay empty.
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
 
@@ -15,6 +18,31 @@ test_lint_finds_violations() {
 	got=$("$LINT" "$PGBT_ROOT/tests/lint/violations.bt" 42 | sed "s|^$PGBT_ROOT/||") || true
 	check_eq "the lint finds every known violation" "$got" \
 		"$(cat "$PGBT_ROOT/tests/lint/violations.expected")"
+}
+
+# Every combination of SCRIPT's choice parameters, one line each
+# ("output=events probe=uprobe"); one empty line when it has none.
+choice_sets() {
+	local src=$PGBT_ROOT/scripts/$1.bt sets=("") name values v set
+	while read -r name values; do
+		local next=()
+		for set in "${sets[@]}"; do
+			for v in ${values//|/ }; do next+=("${set:+$set }$name=$v"); done
+		done
+		sets=("${next[@]}")
+	done < <(awk '$1 == "//@" && $2 == "param" && $4 ~ /^choice:/ { print $3, substr($4, 8) }' "$src")
+	printf '%s\n' "${sets[@]}"
+}
+
+# Renders SCRIPT with ARGS and checks that bpftrace compiles it silently.
+compiles_clean() {
+	local v=$1 script=$2 label=$3 out=$E2E_TMP/$script-$v-$RANDOM.bt; shift 3
+	if ! "$PGBT_GEN" -p "$CL_PID" "$@" "$script" >"$out" 2>"$out.err"; then
+		fail "pg$v: $script $label does not render: $(cat "$out.err")"
+		return
+	fi
+	check_empty "pg$v: $script $label compiles without a word on stderr" \
+		"$(timeout 60 bpftrace --test codegen "$out" 2>&1 | grep -v RLIMIT_MEMLOCK)"
 }
 
 test_version() {
@@ -29,6 +57,13 @@ test_version() {
 		check_empty "pg$v: $script keeps to the portable subset" "$("$LINT" "$out" "$CL_PID" 2>&1)"
 		check_empty "pg$v: $script compiles on $(bpftrace --version)" \
 			"$(timeout 60 bpftrace --test codegen "$out" 2>&1 | grep -v RLIMIT_MEMLOCK)"
+		local set conn="host=$CL_SOCK port=$CL_PORT user=postgres dbname=postgres" named=
+		grep -q '{{for [A-Za-z_]* in relations' "$PGBT_ROOT/scripts/$script.bt" && named=1
+		while read -r set; do
+			# shellcheck disable=SC2086 # a set is several NAME=VALUE words
+			[[ -n $set ]] && compiles_clean "$v" "$script" "($set)" $set
+			[[ -n $named ]] && compiles_clean "$v" "$script" "(-d${set:+, $set})" -d "$conn" $set max_relations=20
+		done < <(choice_sets "$script")
 	done
 	cluster_stop
 }
