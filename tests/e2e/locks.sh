@@ -209,7 +209,8 @@ traced_create_table() {
 # With -d CONNINFO the scripts name relations: A holds ACCESS EXCLUSIVE on
 # t (created before rendering) until B waits, then 300 ms more; lock-waits,
 # locks (events, pid=B) and row-locks (B's FOR UPDATE) show "public.t"
-# where they showed OIDs. A relation created after rendering stays OIDs.
+# where they showed OIDs, and locks and row-locks summaries key their
+# counts by name. A relation created after rendering stays OIDs.
 named_relations() {
 	local conn="host=$CL_SOCK port=$CL_PORT user=postgres dbname=postgres" line rc=0
 	local w=$E2E_TMP/named-waits.out r=$E2E_TMP/named-rows.out
@@ -223,10 +224,17 @@ named_relations() {
 		"$(cat "$E2E_TMP/named-waits.bt")" "@relname[(uint32)0, (uint32)1262] = \"pg_catalog.pg_database\";"
 	"$PGBT_GEN" -p "$CL_PID" -d "$conn" row-locks >"$E2E_TMP/named-rows.bt" 2>"$E2E_TMP/nr.err" || rc=$?
 	check_eq "pg$V: row-locks -d renders ($(head -c 300 "$E2E_TMP/nr.err"))" "$rc" 0
+	"$PGBT_GEN" -p "$CL_PID" -d "$conn" row-locks output=summary >"$E2E_TMP/named-rows-sum.bt" 2>"$E2E_TMP/nrs.err" || rc=$?
+	check_eq "pg$V: row-locks output=summary -d renders ($(head -c 300 "$E2E_TMP/nrs.err"))" "$rc" 0
+	"$PGBT_GEN" -p "$CL_PID" -d "$conn" locks >"$E2E_TMP/named-locks.bt" 2>"$E2E_TMP/nl.err" || rc=$?
+	check_eq "pg$V: locks -d renders ($(head -c 300 "$E2E_TMP/nl.err"))" "$rc" 0
 	cl_psql -c "drop table later; create table later2 (a int); insert into later2 values (1)"
 	local later2_oid; later2_oid=$(cl_psql -c "select 'later2'::regclass::oid")
 	bt_start "$E2E_TMP/named-waits.bt" "$w"; local bt1=$BT_PID
 	bt_start "$E2E_TMP/named-rows.bt" "$r"; local bt2=$BT_PID
+	local rs=$E2E_TMP/named-rows-sum.out ls=$E2E_TMP/named-locks.out
+	bt_start "$E2E_TMP/named-rows-sum.bt" "$rs"; local bt3=$BT_PID
+	bt_start "$E2E_TMP/named-locks.bt" "$ls"; local bt4=$BT_PID
 
 	session_bg "$E2E_TMP/na.out" <<-SQL
 	begin;
@@ -245,7 +253,7 @@ named_relations() {
 	local pid_c; pid_c=$(head -n1 "$E2E_TMP/nc.out")
 	local pid_a; pid_a=$(head -n1 "$E2E_TMP/na.out")
 	sleep 0.5
-	bt_stop "$bt1"; bt_stop "$bt2"
+	bt_stop "$bt1"; bt_stop "$bt2"; bt_stop "$bt3"; bt_stop "$bt4"
 	line=$(awk -v p="$pid_b" '$2 == p' "$w")
 	check_eq "pg$V: lock-waits -d: B's wait names t" "$(awk '{ print $4, $5, $6, $7, $8, $9 }' <<<"$line")" \
 		"AccessShareLock granted $pid_a $pid_a relation public.t"
@@ -256,7 +264,16 @@ named_relations() {
 	line=$(awk -v p="$pid_b" '$2 == p' "$r")
 	check_eq "pg$V: row-locks -d: B's FOR UPDATE names t" "$(awk '{ print $3, $4, $5, $6 }' <<<"$line")" \
 		"public.t LockTupleExclusive LockWaitBlock TM_Ok"
-	check_eq "pg$V: lock-waits and row-locks -d: no warnings" "$(cat "$w" "$r" | grep -ci warning || true)" 0
+	check_eq "pg$V: row-locks output=summary -d: B's FOR UPDATE by name" \
+		"$(awk -v k="@requests_rel[public.t, LockTupleExclusive, LockWaitBlock, TM_Ok]:" 'index($0, k) == 1 { print $NF }' "$rs")" 1
+	check_eq "pg$V: locks -d: A's LOCK TABLE t by name" \
+		"$(awk -v k="@acquired_rel[relation, public.t, AccessExclusiveLock, shared]:" 'index($0, k) == 1 { print $NF }' "$ls")" 1
+	check_eq "pg$V: locks -d: B's SELECT on t by name, in the shared table (A held a strong lock)" \
+		"$(awk -v k="@acquired_rel[relation, public.t, AccessShareLock, shared]:" 'index($0, k) == 1 { print $NF }' "$ls")" 1
+	check_eq "pg$V: locks -d: later2, created after rendering, by OIDs" \
+		"$(awk -v k="@acquired[relation, $DB_OID, $later2_oid, 0, AccessExclusiveLock, shared]:" 'index($0, k) == 1 { print $NF }' "$ls")" 1
+	check_eq "pg$V: lock-waits, row-locks and locks -d: no warnings" \
+		"$(cat "$w" "$r" "$rs" "$ls" | grep -ci warning || true)" 0
 }
 
 test_version() {
