@@ -48,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/sdt.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -107,6 +108,16 @@ static void loop_write(long n)
 {
 	for (long i = 0; i < n; i++)
 		calib_watched = (uint64_t)i;
+}
+
+/* A counter in a shared mapping, as nextXid is in PostgreSQL's shared
+ * memory (MAP_SHARED, inherited by the server process). */
+static volatile uint64_t *shared_counter;
+
+static void loop_write_shared(long n)
+{
+	for (long i = 0; i < n; i++)
+		shared_counter[0] = (uint64_t)i;
 }
 
 static void loop_getppid(long n)
@@ -173,6 +184,13 @@ static void fire_write(int on)
 	else
 		calib_unwatched++;
 }
+static void fire_write_shared(int on)
+{
+	if (on)
+		shared_counter[0]++;
+	else
+		shared_counter[8]++;
+}
 static void fire_getppid(int on) { (void)(on ? getppid() : getpid()); }
 
 struct probe {
@@ -199,12 +217,20 @@ static const struct probe probes[] = {
 	  "usdt:%s:pgbt_calib:tick", "usdt:%s:pgbt_calib:never", PID_FILTER },
 	{ "watchpoint", "hardware watchpoint, 8-byte write", loop_write, fire_write,
 	  "watchpoint:0x%lx:8:w", "watchpoint:0x%lx:8:w", PID_FILTER },
+	{ "watchpoint-shm", "hardware watchpoint, 8-byte write to a shared mapping (like nextXid)", loop_write_shared,
+	  fire_write_shared, "watchpoint:0x%lx:8:w", NULL, PID_FILTER },
 	{ "tp-syscall", "tracepoint syscalls:sys_enter_getppid", loop_getppid, fire_getppid,
 	  "tracepoint:syscalls:sys_enter_getppid", NULL, PID_FILTER },
 	{ "tp-sched-switch", "tracepoint sched:sched_switch (per off-CPU period)", loop_pingpong, NULL,
 	  "tracepoint:sched:sched_switch", NULL, "pid == %d || curtask->real_parent->tgid == %d" },
 };
 #define NPROBES (sizeof(probes) / sizeof(probes[0]))
+
+/* The variable a watchpoint probe watches. */
+static volatile uint64_t *watched_of(const struct probe *p)
+{
+	return p->loop == loop_write_shared ? shared_counter : &calib_watched;
+}
 
 struct tracer {
 	pid_t pid;
@@ -324,7 +350,7 @@ static int measure(const struct probe *p, struct result *r)
 
 	memset(r, 0, sizeof(*r));
 	for (int c = 0; c < cycles; c++) {
-		if (tracer_start(p, p->spec, &calib_watched, self_pid, &t) < 0)
+		if (tracer_start(p, p->spec, watched_of(p), self_pid, &t) < 0)
 			return -1;
 		double traced;
 		if (n == 0) {  /* first traced run: as many iterations as fit the target */
@@ -488,7 +514,7 @@ static int measure_server(const struct probe *p, struct server_result *r)
 	if (server_start(p, &sv) < 0)
 		return -1;
 	long n = server_sized(&sv, 0.012);
-	if (tracer_start(p, p->spec, &calib_watched, sv.pid, &t) < 0) {
+	if (tracer_start(p, p->spec, watched_of(p), sv.pid, &t) < 0) {
 		server_stop(&sv);
 		return -1;
 	}
@@ -606,6 +632,11 @@ int main(int argc, char **argv)
 	}
 	self_path[len] = '\0';
 	self_pid = getpid();
+	shared_counter = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (shared_counter == MAP_FAILED) {
+		perror("calibrate: mmap");
+		return 1;
+	}
 	signal(SIGPIPE, SIG_IGN);
 
 	if (csv)
@@ -627,7 +658,7 @@ int main(int argc, char **argv)
 		if (p->fire)
 			measure_server(p, &sr);
 		else
-			measure_attached(p, p->spec, &calib_watched, &sr);
+			measure_attached(p, p->spec, watched_of(p), &sr);
 		if (p->idle_spec)
 			measure_attached(p, p->idle_spec, &calib_never_written, &ar);
 		if (!hot_ok || !sr.ok || (p->idle_spec && !ar.ok))

@@ -1,6 +1,6 @@
 # The overhead chart: one group of bars per tracer, TPS change of traced
 # runs against their paired baselines (median; whiskers: min..max over the
-# pairs), for pgbench -S, TPC-B, and -S with ~200 connected backends.
+# runs), for pgbench -S, TPC-B, and -S with ~200 connected backends.
 # gnuplot -e "datafile='...'; outfile='....png'; subtitle='...'; noise_lo=-5; noise_hi=5" bench/plot.gp
 # The grey band is the range of the "none" rows (baseline against baseline):
 # bars inside it are indistinguishable from the machine's noise.
@@ -21,7 +21,7 @@ set border 3
 set xzeroaxis lt -1 lw 1
 set datafile missing "nan"
 set bmargin 11
-set xlabel "below 0: the tracer costs throughput.  whiskers: min..max over the baseline/traced pairs.  grey band: baseline against baseline (the noise)" font ",10" tc rgb "#555555" offset 0,-1
+set xlabel "below 0: the tracer costs throughput.  whiskers: min..max over the runs (traced window / its baselines).  grey band: baseline against baseline (the noise)" font ",10" tc rgb "#555555" offset 0,-1
 if (exists("noise_lo") && exists("noise_hi")) \
     set object 1 rect from graph 0, first noise_lo to graph 1, first noise_hi fc rgb "#e4e4e4" fs solid 1.0 noborder behind
 plot datafile using 2:3:4:xtic(1) title "pgbench -S (select only)" lc rgb "#4477aa", \

@@ -3,10 +3,10 @@
 #   report_write   copies the CSV files of $BENCH_WORK to $BENCH_RESULTS,
 #                  writes results.md from them and draws overhead.png with
 #                  bench/plot.gp.
-# Ratios are shown as changes: TPS -8.1% means traced runs did 8.1% fewer
-# transactions per second than the baseline runs paired with them; p99
+# Ratios are shown as changes: TPS -8.1% means the traced window did 8.1%
+# fewer transactions per second than the baseline windows around it; p99
 # +12% means their 99th percentile latency was 12% higher. In brackets:
-# the smallest and largest change over the pairs.
+# the smallest and largest change over the runs.
 
 report_write() {
 	local r=$BENCH_RESULTS f
@@ -96,7 +96,9 @@ report_md() {
 	echo
 	echo "## Observer effect (PostgreSQL $ma, $b pgbench clients)"
 	echo
-	echo "Change of traced runs against the baseline runs paired with them: median over the pairs (range)."
+	echo "Change of the traced window against the mean of the two baseline windows around it in the same pgbench"
+	echo "run: median over the runs (smallest..largest). Compare with the first row, the same measurement with"
+	echo "nothing attached."
 	echo "Baseline: $(_ov "$ma" "$b" select "$(_configs "$ma" "$b" | head -n1)" 6) TPS on -S,"
 	echo "$(_ov "$ma" "$b" tpcb "$(_configs "$ma" "$b" | head -n1)" 6) TPS on TPC-B (medians of the first config's baselines)."
 	echo
@@ -129,6 +131,7 @@ report_md() {
 		echo "## Cost of one event, by probe type (build/calibrate)"
 		echo
 		echo "us per event. hot loop: the probe fires in a tight loop, the cheapest it gets (median [min..max] of 3 cycles);"
+		echo "watchpoint-shm: the watched counter is in a shared mapping written by both processes, as nextXid is;"
 		echo "server: it fires once per request in a client/server pair on two CPUs talking over pipes, like pgbench"
 		echo "and a backend (median [quartiles] of 120 block pairs; round trip: the pair's time per request without"
 		echo "the event); armed: extra time per round trip with the probe attached where it never fires (median"
