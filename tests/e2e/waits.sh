@@ -29,8 +29,8 @@ ms_of() {
 	awk -v key="$1[$3," -v ev="$4]:" '$1 == key && $2 == ev { s += $3 } END { printf "%d\n", s / 1000 }' "$2"
 }
 
-# bt_start with bpftrace's default string size (64), which waits-by-query
-# needs on 0.17 (bt_start sets 200).
+# bt_start with bpftrace's default string size, 64 (bt_start sets 200, as
+# the bench does): waits-by-query must work with both.
 bt_start_strlen64() {
 	local i
 	pgbt_bg env BPFTRACE_STRLEN=64 BPFTRACE_MAX_STRLEN=64 bpftrace "$1" >"$2" 2>&1
@@ -45,14 +45,30 @@ bt_start_strlen64() {
 	return 1
 }
 
-# Milliseconds in "@wait_us_by_query[QUERY, EVENT]: US" lines of FILE.
+# Milliseconds in "@wait_us_by_query[ID, EVENT]: US" lines of FILE, summed
+# over the IDs whose "@query[ID]: TEXT" line has TEXT.
 query_ms() {
-	grep -F "@wait_us_by_query[$2, $3]: " "$1" | awk '{ s += $NF } END { printf "%d\n", s / 1000 }'
+	awk -v text="$2" -v ev="$3" '
+		/^@query\[/ { i = index($0, "]: "); if (substr($0, i + 3) == text) ids[substr($0, 8, i - 8)] = 1 }
+		/^@wait_us_by_query\[/ { i = index($0, "]: "); k = substr($0, 19, i - 19); j = index(k, ", ")
+		                         if (substr(k, j + 2) == ev) us[substr(k, 1, j - 1)] += substr($0, i + 3) }
+		END { for (id in ids) s += us[id]; printf "%d\n", s / 1000 }' "$1"
 }
 
 # Milliseconds in folded lines "EVENT;frame;... US" of $E2E_TMP/folded.
 folded_ms() {
 	awk -v ev="$1" 'index($0, ev ";") == 1 { s += $NF } END { printf "%d\n", s / 1000 }' "$E2E_TMP/folded"
+}
+
+# Milliseconds in "@wait_us_by_query[ID, EVENT]: US" lines of FILE for ID.
+id_ms() {
+	awk -v key="@wait_us_by_query[$2," -v ev="$3]:" '$1 == key && $2 == ev { s += $3 }
+		END { printf "%d\n", s / 1000 }' "$1"
+}
+
+# pg_stat_activity.query_id of PID (what waits-by-query by=queryid keys by).
+query_id() {
+	cl_psql -c "select query_id from pg_stat_activity where pid = $1"
 }
 
 # "Class:Name" of PID's current wait in pg_stat_activity, polled until it
@@ -88,16 +104,24 @@ test_version() {
 		out=$("$PGBT_GEN" check-layouts --bin "$PGBT_CACHE/pg$V/bin/postgres" 2>&1) || rc=$?
 		check_eq "pg$V: layouts (with the wait-event names) match DWARF ($(tail -n 3 <<<"$out"))" "$rc" 0
 	fi
-	cluster_start "$V"
+	# compute_query_id: so that waits-by-query by=queryid has IDs to show.
+	cluster_start "$V" compute_query_id=on
 	cl_psql -c "create table wt (id int primary key, v int); insert into wt values (1, 0)"
+	render waits-by-query by=queryid
+	mv "$E2E_TMP/waits-by-query.bt" "$E2E_TMP/waits-by-queryid.bt"
 	render waits
 	render waits-by-query
 	render offcpu-stacks
 	check_contains "pg$V: waits says what it uses" "$(cat "$E2E_TMP/waits.bt")" "through sched_switch"
 	bt_start "$E2E_TMP/waits.bt" "$E2E_TMP/waits.out"
 	local bt_waits=$BT_PID
-	bt_start_strlen64 "$E2E_TMP/waits-by-query.bt" "$E2E_TMP/waits-by-query.out"
+	# waits-by-query with strings of 200 bytes (bt_start) and of 64.
+	bt_start "$E2E_TMP/waits-by-query.bt" "$E2E_TMP/waits-by-query.out"
 	local bt_query=$BT_PID
+	bt_start_strlen64 "$E2E_TMP/waits-by-query.bt" "$E2E_TMP/waits-by-query-64.out"
+	local bt_query64=$BT_PID
+	bt_start "$E2E_TMP/waits-by-queryid.bt" "$E2E_TMP/waits-by-queryid.out"
+	local bt_queryid=$BT_PID
 	bt_start "$E2E_TMP/offcpu-stacks.bt" "$E2E_TMP/offcpu-stacks.out"
 	local bt_stacks=$BT_PID
 
@@ -123,6 +147,8 @@ test_version() {
 	local s_bg=$BG_PID s_pid
 	s_pid=$(waiting_pid "select pg_sleep(0.5) /* waits-e2e */")
 	check_eq "pg$V: pg_stat_activity names S's wait" "$(psa_wait "$s_pid" Timeout:PgSleep)" Timeout:PgSleep
+	local s_qid b_qid c_qid
+	s_qid=$(query_id "$s_pid")
 	wait "$s_bg" || true
 
 	# B: blocked on A's row lock for 700 ms.
@@ -131,6 +157,7 @@ test_version() {
 	b_pid=$(waiting_pid "update wt set v = v + 1 where id = 1 /* waits-e2e */")
 	local t0=$EPOCHREALTIME
 	check_eq "pg$V: pg_stat_activity names B's wait" "$(psa_wait "$b_pid" Lock:transactionid)" Lock:transactionid
+	b_qid=$(query_id "$b_pid")
 	check_eq "pg$V: pg_stat_activity names idle A's wait" "$(psa_wait "$a_pid" Client:ClientRead)" Client:ClientRead
 	sleep 0.7
 	echo "commit;" >&$afd
@@ -144,6 +171,7 @@ test_version() {
 	c_pid=$(waiting_pid "select pg_advisory_lock(42) /* waits-e2e */")
 	t0=$EPOCHREALTIME
 	check_eq "pg$V: pg_stat_activity names C's wait" "$(psa_wait "$c_pid" Lock:advisory)" Lock:advisory
+	c_qid=$(query_id "$c_pid")
 	sleep 0.4
 	echo "select pg_advisory_unlock(42);" >&$afd
 	local c_ms=$(( (${EPOCHREALTIME/./} - ${t0/./}) / 1000 ))
@@ -151,7 +179,8 @@ test_version() {
 	exec {afd}>&-
 	wait "$a_bg" || true
 	sleep 0.3
-	bt_stop "$bt_waits"; bt_stop "$bt_query"; bt_stop "$bt_stacks"
+	bt_stop "$bt_waits"; bt_stop "$bt_query"; bt_stop "$bt_query64"; bt_stop "$bt_queryid"
+	bt_stop "$bt_stacks"
 
 	local out=$E2E_TMP/waits.out
 	check_near "pg$V: S: ms in Timeout:PgSleep" "$(ms_of @wait_us_by_pid "$out" "$s_pid" Timeout:PgSleep)" 500 "$TOL_MS"
@@ -165,14 +194,27 @@ test_version() {
 	check_contains "pg$V: histograms per event" "$(cat "$out")" "@wait_hist_us[Lock:transactionid]:"
 	check_empty "pg$V: no bpftrace errors" "$(grep -i 'error\|warning' "$out" | grep -v RLIMIT || true)"
 
-	# waits-by-query: the same waits under each session's query text.
-	out=$E2E_TMP/waits-by-query.out
-	check_near "pg$V: by query: pg_sleep's ms in Timeout:PgSleep" \
-		"$(query_ms "$out" "select pg_sleep(0.5) /* waits-e2e */" Timeout:PgSleep)" 500 "$TOL_MS"
-	check_near "pg$V: by query: the blocked UPDATE's ms in Lock:transactionid" \
-		"$(query_ms "$out" "update wt set v = v + 1 where id = 1 /* waits-e2e */" Lock:transactionid)" "$b_ms" "$TOL_MS"
-	check_near "pg$V: by query: pg_advisory_lock's ms in Lock:advisory" \
-		"$(query_ms "$out" "select pg_advisory_lock(42) /* waits-e2e */" Lock:advisory)" "$c_ms" "$TOL_MS"
+	# waits-by-query: the same waits under each session's query text, with
+	# BPFTRACE_STRLEN 200 and 64, and under the query_id pg_stat_activity
+	# showed for each session while it waited.
+	local f
+	for f in waits-by-query waits-by-query-64; do
+		out=$E2E_TMP/$f.out
+		check_near "pg$V: $f: pg_sleep's ms in Timeout:PgSleep" \
+			"$(query_ms "$out" "select pg_sleep(0.5) /* waits-e2e */" Timeout:PgSleep)" 500 "$TOL_MS"
+		check_near "pg$V: $f: the blocked UPDATE's ms in Lock:transactionid" \
+			"$(query_ms "$out" "update wt set v = v + 1 where id = 1 /* waits-e2e */" Lock:transactionid)" "$b_ms" "$TOL_MS"
+		check_near "pg$V: $f: pg_advisory_lock's ms in Lock:advisory" \
+			"$(query_ms "$out" "select pg_advisory_lock(42) /* waits-e2e */" Lock:advisory)" "$c_ms" "$TOL_MS"
+	done
+	out=$E2E_TMP/waits-by-queryid.out
+	check_near "pg$V: by queryid: S's ms in Timeout:PgSleep" "$(id_ms "$out" "$s_qid" Timeout:PgSleep)" 500 "$TOL_MS"
+	check_near "pg$V: by queryid: B's ms in Lock:transactionid" "$(id_ms "$out" "$b_qid" Lock:transactionid)" "$b_ms" "$TOL_MS"
+	check_near "pg$V: by queryid: C's ms in Lock:advisory" "$(id_ms "$out" "$c_qid" Lock:advisory)" "$c_ms" "$TOL_MS"
+	for f in waits-by-query waits-by-query-64 waits-by-queryid; do
+		check_empty "pg$V: $f: no bpftrace errors" \
+			"$(grep -i 'error\|warning' "$E2E_TMP/$f.out" | grep -v RLIMIT || true)"
+	done
 
 	# offcpu-stacks, folded by the awk its header gives: only S slept in
 	# pg_sleep, only B waited for a transaction, only C for an advisory lock.
