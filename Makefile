@@ -110,6 +110,7 @@ test-deps:
 	tests/setup/build-postgres.sh 15 >/dev/null
 	tests/setup/build-postgres.sh 17 >/dev/null
 	tests/setup/build-postgres.sh 18 >/dev/null
+	tests/setup/build-postgres.sh 17-waitprobes >/dev/null
 
 check: test-deps
 	$(MAKE) unit
