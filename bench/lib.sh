@@ -37,14 +37,9 @@ bench_die() { printf 'bench: %s\n' "$*" >&2; exit 1; }
 
 # The machine-wide lock the e2e tests take too: while the bench measures,
 # nobody else's test competes for the 2 cores or the 4 debug registers.
+# (PGBT_LOCK_FD, which the bench's servers do not inherit.)
 bench_lock() {
-	[[ -n ${PGBT_E2E_LOCKED:-} ]] && return 0
-	exec {BENCH_LOCK_FD}>/tmp/pgbt-e2e.lock
-	if ! flock -n "$BENCH_LOCK_FD"; then
-		bench_log "waiting for /tmp/pgbt-e2e.lock (a test is running)"
-		flock "$BENCH_LOCK_FD"
-	fi
-	export PGBT_E2E_LOCKED=1
+	pgbt_take_machine_lock "[$(date +%H:%M:%S)] waiting for /tmp/pgbt-e2e.lock (a test is running)"
 }
 
 # Statistics over numbers on stdin, one a line.

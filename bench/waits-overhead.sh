@@ -25,11 +25,7 @@ done
 shift $((OPTIND - 1))
 (($#)) || { sed -n '2,13p' "$0" >&2; exit 2; }
 
-if [[ -z ${PGBT_E2E_LOCKED:-} ]]; then
-	exec {PGBT_LOCK_FD}>/tmp/pgbt-e2e.lock
-	flock "$PGBT_LOCK_FD"
-	export PGBT_E2E_LOCKED=1
-fi
+pgbt_take_machine_lock
 
 # Per-program run time, for the BPF share of CPU time; restored at exit.
 STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled)

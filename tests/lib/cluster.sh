@@ -133,6 +133,20 @@ _pgbt_as_postgres() {
 	fi
 }
 
+# One e2e test or bench at a time on a machine: they share the cores that
+# timings need and the 4 debug registers that watchpoints use. Takes
+# /tmp/pgbt-e2e.lock on PGBT_LOCK_FD, saying MESSAGE on stderr if it must
+# wait; children of a holder (PGBT_E2E_LOCKED) run under the holder's lock.
+pgbt_take_machine_lock() {
+	[[ -n ${PGBT_E2E_LOCKED:-} ]] && return 0
+	exec {PGBT_LOCK_FD}>/tmp/pgbt-e2e.lock
+	if ! flock -n "$PGBT_LOCK_FD"; then
+		[[ -n ${1:-} ]] && printf '%s\n' "$1" >&2
+		flock "$PGBT_LOCK_FD"
+	fi
+	export PGBT_E2E_LOCKED=1
+}
+
 # e2e.sh holds a lock on an fd (PGBT_LOCK_FD) while a test runs. A server
 # (pg_ctl detaches it) or a background process that outlived a killed test
 # would hold it forever and hang every later test: they do not inherit it.

@@ -43,14 +43,7 @@
 
 source "$(dirname "${BASH_SOURCE[0]}")/cluster.sh"
 
-# One e2e script (or bench run) at a time on a machine: they share the 4
-# debug registers that watchpoints use, and timings need the cores.
-# Children of a script that holds the lock (PGBT_E2E_LOCKED) run under it.
-if [[ -z ${PGBT_E2E_LOCKED:-} ]]; then
-	exec {PGBT_LOCK_FD}>/tmp/pgbt-e2e.lock
-	flock "$PGBT_LOCK_FD"
-	export PGBT_E2E_LOCKED=1
-fi
+pgbt_take_machine_lock
 
 set -Eeuo pipefail    # -E: the ERR trap below also sees failures in functions
 
