@@ -18,7 +18,7 @@
 # Every rendering also keeps to the portable bpftrace subset and compiles.
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
-source "$(dirname "$0")/../lib/lock-sessions.sh"    # render, wait_for, hold_until_waited
+source "$(dirname "$0")/../lib/lock-sessions.sh"    # render, wait_for, hold_until_waited, waiting_pid, psa_wait
 
 LINT=$PGBT_ROOT/tests/lint/bt-subset.sh
 TOL_MS=100
@@ -47,31 +47,6 @@ ms_of() {
 # The count in "@waits[EVENT]: N" of FILE (0 when absent).
 count_of() {
 	awk -v key="@waits[$2]:" '$1 == key { n = $2 } END { print n + 0 }' "$1"
-}
-
-# The PID of the backend running a query that starts with PREFIX, once it
-# waits (5 s at most).
-waiting_pid() {
-	local pid= i
-	for ((i = 0; i < 100; i++)); do
-		pid=$(cl_psql -c "select pid from pg_stat_activity where query like '$1%'
-			and wait_event is not null and pid <> pg_backend_pid() limit 1")
-		[[ -n $pid ]] && break
-		sleep 0.05
-	done
-	echo "$pid"
-}
-
-# Waits until PID's pg_stat_activity wait is CLASS:NAME; prints the last seen.
-psa_wait() {
-	local got= i
-	for ((i = 0; i < 100; i++)); do
-		got=$(cl_psql -c "select coalesce(wait_event_type, '') || ':' || coalesce(wait_event, '')
-			from pg_stat_activity where pid = $1")
-		[[ $got == "$2" ]] && break
-		sleep 0.05
-	done
-	echo "$got"
 }
 
 # bt_stop with 60 s instead of 15: a tracer with ~190 USDT sites takes ~20 s

@@ -13,16 +13,9 @@
 # wait-event layouts match the DWARF of the debug builds.
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
+source "$(dirname "$0")/../lib/lock-sessions.sh"    # render, waiting_pid, psa_wait
 
 TOL_MS=100
-
-# Renders SCRIPT for the current cluster into $E2E_TMP/SCRIPT.bt.
-render() {
-	local script=$1; shift
-	local out=$E2E_TMP/$script.bt rc=0
-	"$PGBT_GEN" -p "$CL_PID" "$script" "$@" >"$out" 2>"$E2E_TMP/$script.err" || rc=$?
-	check_eq "pg$V: $script renders ($(head -c 300 "$E2E_TMP/$script.err"))" "$rc" 0
-}
 
 # Milliseconds charged to PID and EVENT in "@MAP[PID, EVENT]: US" lines.
 ms_of() {
@@ -71,32 +64,6 @@ query_id() {
 	cl_psql -c "select query_id from pg_stat_activity where pid = $1"
 }
 
-# "Class:Name" of PID's current wait in pg_stat_activity, polled until it
-# is WANT (or 5 s pass); prints what it saw last.
-psa_wait() {
-	local pid=$1 want=$2 got= i
-	for ((i = 0; i < 100; i++)); do
-		got=$(cl_psql -c "select coalesce(wait_event_type, '') || ':' || coalesce(wait_event, '')
-			from pg_stat_activity where pid = $pid")
-		[[ $got == "$want" ]] && break
-		sleep 0.05
-	done
-	echo "$got"
-}
-
-# The PID of the backend running a query that starts with PREFIX, once
-# it is waiting (5 s at most).
-waiting_pid() {
-	local prefix=$1 pid= i
-	for ((i = 0; i < 100; i++)); do
-		pid=$(cl_psql -c "select pid from pg_stat_activity where query like '$prefix%'
-			and wait_event is not null and pid <> pg_backend_pid() limit 1")
-		[[ -n $pid ]] && break
-		sleep 0.05
-	done
-	echo "$pid"
-}
-
 test_version() {
 	V=$1
 	if [[ $V != 15 ]]; then
@@ -107,11 +74,10 @@ test_version() {
 	# compute_query_id: so that waits-by-query by=queryid has IDs to show.
 	cluster_start "$V" compute_query_id=on
 	cl_psql -c "create table wt (id int primary key, v int); insert into wt values (1, 0)"
-	render waits-by-query by=queryid
-	mv "$E2E_TMP/waits-by-query.bt" "$E2E_TMP/waits-by-queryid.bt"
-	render waits
-	render waits-by-query
-	render offcpu-stacks
+	render waits-by-queryid waits-by-query by=queryid
+	render waits waits
+	render waits-by-query waits-by-query
+	render offcpu-stacks offcpu-stacks
 	check_contains "pg$V: waits says what it uses" "$(cat "$E2E_TMP/waits.bt")" "through sched_switch"
 	bt_start "$E2E_TMP/waits.bt" "$E2E_TMP/waits.out"
 	local bt_waits=$BT_PID

@@ -1,6 +1,7 @@
-# Helpers for the lock e2e tests: rendering a script for the current
+# Helpers for the lock and wait e2e tests: rendering a script for the current
 # cluster, and staging lock waits between sessions of it
-# (tests/lib/cluster.sh). Messages name the version in $V.
+# (tests/lib/cluster.sh), finding a waiting backend and its wait in
+# pg_stat_activity. Messages name the version in $V.
 
 # Renders SCRIPT [NAME=VALUE...] for the current cluster into $E2E_TMP/NAME.bt.
 render() {
@@ -34,4 +35,30 @@ hold_until_waited() {
 	end \$\$;
 	select pg_sleep($secs);
 	SQL
+}
+
+# The PID of the backend running a query that starts with PREFIX, once
+# it is waiting (5 s at most).
+waiting_pid() {
+	local prefix=$1 pid= i
+	for ((i = 0; i < 100; i++)); do
+		pid=$(cl_psql -c "select pid from pg_stat_activity where query like '$prefix%'
+			and wait_event is not null and pid <> pg_backend_pid() limit 1")
+		[[ -n $pid ]] && break
+		sleep 0.05
+	done
+	echo "$pid"
+}
+
+# "Class:Name" of PID's current wait in pg_stat_activity, polled until it
+# is WANT (or 5 s pass); prints what it saw last.
+psa_wait() {
+	local pid=$1 want=$2 got= i
+	for ((i = 0; i < 100; i++)); do
+		got=$(cl_psql -c "select coalesce(wait_event_type, '') || ':' || coalesce(wait_event, '')
+			from pg_stat_activity where pid = $pid")
+		[[ $got == "$want" ]] && break
+		sleep 0.05
+	done
+	echo "$got"
 }
