@@ -13,6 +13,7 @@
 # alongside and must count K SELECTs on t as K fast-path AccessShareLocks,
 # plus B's one that waited (shared table, ~600 ms in the wait histogram);
 # then locks (events, pid=S) must show the catalog locks of S's CREATE TABLE
+# (and S's one caught error, and its reads of invalidation messages)
 # and nothing of other backends.
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
@@ -178,6 +179,7 @@ traced_create_table() {
 	end \$\$;
 	create table created_here (a int);
 	select count(*) from t;
+	do \$\$ begin perform 1 / 0; exception when division_by_zero then null; end \$\$;
 	SQL
 	local s_job=$!
 	wait_for "select count(*) from pg_stat_activity where backend_type = 'client backend' and pid <> pg_backend_pid()"
@@ -204,6 +206,11 @@ traced_create_table() {
 		check_contains "pg$V: locks events of CREATE TABLE" \
 			"$(awk '{ $1 = ""; $2 = ""; print substr($0, 3) }' "$out")" "$want"
 	done
+	# S's one error (raised and caught in its DO block), and the
+	# invalidation messages read as it locks relations.
+	check_eq "pg$V: locks events: S's error" "$(awk '$1 ~ /^[0-9][0-9]:/ && $3 == "error" { print $4 }' "$out")" ERROR
+	check_eq "pg$V: locks events: invalidation messages read" \
+		"$(awk '$1 ~ /^[0-9][0-9]:/ && $3 == "inval" { n++ } END { print (n >= 1) }' "$out")" 1
 }
 
 # With -d CONNINFO the scripts name relations: A holds ACCESS EXCLUSIVE on
