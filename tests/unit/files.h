@@ -1,10 +1,25 @@
-/* File helpers for unit tests that damage copies of their fixtures:
- * copy, overwrite bytes at an offset, write a small text file. */
+/* File helpers for unit tests: where a built fixture is, and for tests
+ * that damage copies of fixtures: copy, overwrite bytes at an offset,
+ * write a small text file. */
 #ifndef PGBT_TEST_FILES_H
 #define PGBT_TEST_FILES_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
+
+/* Path of a fixture built by the Makefile ($PGBT_FIXTURES or
+ * build/fixtures); four slots so a call can use a few at once. */
+static inline const char *fixture(const char *name)
+{
+	static char path[4][4096];
+	static int slot;
+	const char *dir = getenv("PGBT_FIXTURES");
+	char *p = path[slot++ % 4];
+
+	snprintf(p, sizeof(path[0]), "%s/%s", dir && *dir ? dir : "build/fixtures", name);
+	return p;
+}
 
 /* Copies the first len bytes of src (all of it when len < 0) to dst and
  * returns how many it copied. */

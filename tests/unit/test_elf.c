@@ -17,17 +17,6 @@
 
 static char tmpdir[] = "/tmp/pgbt-test-elf.XXXXXX";
 
-static const char *fixture(const char *name)
-{
-	static char path[4][4096];
-	static int slot;
-	const char *dir = getenv("PGBT_FIXTURES");
-	char *p = path[slot++ % 4];
-
-	snprintf(p, sizeof(path[0]), "%s/%s", dir && *dir ? dir : "build/fixtures", name);
-	return p;
-}
-
 static const char *tmpfile_path(const char *name)
 {
 	static char path[8][4096];

@@ -37,17 +37,6 @@ struct ref_probe {
 	unsigned long long pc, base, sema;
 };
 
-static const char *fixture(const char *name)
-{
-	static char path[4][4096];
-	static int slot;
-	const char *dir = getenv("PGBT_FIXTURES");
-	char *p = path[slot++ % 4];
-
-	snprintf(p, sizeof(path[0]), "%s/%s", dir && *dir ? dir : "build/fixtures", name);
-	return p;
-}
-
 static void copy_value(char *dst, size_t len, const char *src)
 {
 	snprintf(dst, len, "%.*s", (int)strcspn(src, "\n"), src);
