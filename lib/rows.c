@@ -80,27 +80,52 @@ const char *pgbt_rows_cell(const struct pgbt_rows *r, size_t i, const char *col)
 	return NULL;
 }
 
+/* The length of the UTF-8 sequence that starts at s (2-4), or 0 when the
+ * bytes there are not one. */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t n = s[0] > 0xf4 ? 0 : s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
+
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
 void pgbt_rows_escape(const char *s, size_t max_bytes, char *out, size_t outlen)
 {
-	size_t o = 0;
+	const unsigned char *u = (const unsigned char *)s;
+	size_t o = 0, shown = 0;   /* shown: bytes of the string bpftrace will hold */
 
 	if (!outlen)
 		return;
-	for (size_t i = 0; s[i] && i < max_bytes; i++) {
-		unsigned char ch = (unsigned char)s[i];
-		char e[8];
-		size_t el;
+	for (size_t i = 0; u[i];) {
+		char e[32];
+		size_t el = 0, n = 1, value_len;
 
-		if (ch == '"' || ch == '\\')
-			el = (size_t)snprintf(e, sizeof(e), "\\%c", ch);
-		else if (ch < 0x20 || ch > 0x7e)
-			el = (size_t)snprintf(e, sizeof(e), "\\%03o", ch);
-		else
-			el = (size_t)snprintf(e, sizeof(e), "%c", ch);
-		if (o + el >= outlen)
+		/* The value itself stays JSON-safe: " and \ escaped, control and
+		 * stray bytes as \u00XX, whole UTF-8 characters as they are. */
+		if (u[i] == '"' || u[i] == '\\') {
+			el = (size_t)snprintf(e, sizeof(e), "\\\\\\%c", u[i]);
+			value_len = 2;
+		} else if (u[i] < 0x20 || u[i] == 0x7f || (u[i] > 0x7f && !utf8_len(u + i))) {
+			el = (size_t)snprintf(e, sizeof(e), "\\\\u%04x", u[i]);
+			value_len = 6;
+		} else if (u[i] > 0x7f) {
+			n = utf8_len(u + i);
+			for (size_t k = 0; k < n; k++)
+				el += (size_t)snprintf(e + el, sizeof(e) - el, "\\%03o", u[i + k]);
+			value_len = n;
+		} else {
+			el = (size_t)snprintf(e, sizeof(e), "%c", u[i]);
+			value_len = 1;
+		}
+		if (shown + value_len > max_bytes || o + el >= outlen)
 			break;
 		memcpy(out + o, e, el);
 		o += el;
+		shown += value_len;
+		i += n;
 	}
 	out[o] = '\0';
 }

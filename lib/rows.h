@@ -33,9 +33,13 @@ void pgbt_rows_free(struct pgbt_rows *r);
 /* The cell of column col in row i, or NULL when there is no such column. */
 const char *pgbt_rows_cell(const struct pgbt_rows *r, size_t i, const char *col);
 
-/* Escapes s for a bpftrace string literal: \" \\ and \NNN for bytes
- * outside printable ASCII, keeping at most max_bytes of s (bpftrace's
- * default string size is 64 bytes with the NUL). */
+/* Escapes s for a bpftrace string literal whose value is also safe inside
+ * a JSON string and on a terminal (bpftrace cannot escape at run time): in
+ * the value, " and \ become \" and \\, control characters and bytes that
+ * are not UTF-8 \u00XX (Latin-1), UTF-8 characters stay (as \NNN in the
+ * literal). The value holds at most max_bytes (bpftrace's default string
+ * size is 64 bytes with the NUL), cut before an escape or a character, never
+ * inside one. */
 void pgbt_rows_escape(const char *s, size_t max_bytes, char *out, size_t outlen);
 bool pgbt_rows_safe(const char *cell);
 

@@ -58,12 +58,25 @@ static void test_escape(void)
 
 	pgbt_rows_escape("public.t", 63, out, sizeof(out));
 	CHECK_STR(out, "public.t");
+	/* the literal's value is a\"b\\c: JSON-safe */
 	pgbt_rows_escape("a\"b\\c", 63, out, sizeof(out));
-	CHECK_STR(out, "a\\\"b\\\\c");
+	CHECK_STR(out, "a\\\\\\\"b\\\\\\\\c");
+	/* a newline as \u000a, UTF-8 e-acute as its bytes */
 	pgbt_rows_escape("x\n\xc3\xa9", 63, out, sizeof(out));
-	CHECK_STR(out, "x\\012\\303\\251");
+	CHECK_STR(out, "x\\\\u000a\\303\\251");
+	/* Latin-1 e-acute (not UTF-8) and DEL as \u00XX */
+	pgbt_rows_escape("\xe9\x7f", 63, out, sizeof(out));
+	CHECK_STR(out, "\\\\u00e9\\\\u007f");
 	pgbt_rows_escape("abcdef", 3, out, sizeof(out));
 	CHECK_STR(out, "abc");
+	/* cut before an escape or a character that would not fit whole */
+	pgbt_rows_escape("ab\"", 3, out, sizeof(out));
+	CHECK_STR(out, "ab");
+	pgbt_rows_escape("ab\xc3\xa9", 3, out, sizeof(out));
+	CHECK_STR(out, "ab");
+	pgbt_rows_escape("a\xc3", 63, out, sizeof(out));
+	CHECK_STR(out, "a\\\\u00c3");
+	CHECK(pgbt_rows_safe("a\\\\\\\"b\\\\u000a"));
 	CHECK(pgbt_rows_safe("a\\\"b\\\\c\\303"));
 	CHECK(!pgbt_rows_safe("a\"); system(\"x"));
 	CHECK(!pgbt_rows_safe("a\\"));
