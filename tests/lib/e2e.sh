@@ -27,8 +27,11 @@
 #                            stderr to OUTFILE; returns once it has attached
 #                            (plus 1 s); sets BT_PID. Returns 1 (after fail)
 #                            if it exits or does not attach within 30 s.
-#   bt_stop [PID]            SIGINT (END blocks print), wait up to 15 s, then
-#                            SIGKILL and fail. Default PID: BT_PID.
+#   bt_stop [PID]            SIGINT (END blocks print), wait for the exit,
+#                            then SIGKILL and fail. Default PID: BT_PID.
+#                            The wait grows with the probes attached (see
+#                            bt_stop); the failure says how long it waited
+#                            and what bpftrace was doing.
 #   E2E_TMP                  a scratch dir for this test (mode 755, so postgres
 #                            can read files in it), removed at exit unless
 #                            PGBT_KEEP_TMP=1.
@@ -52,6 +55,7 @@ set -Eeuo pipefail    # -E: the ERR trap below also sees failures in functions
 export PGBT_GEN PGBT_E2E_VERSIONS
 
 declare -g E2E_PASSED=0 E2E_FAILED=0 E2E_DONE= E2E_ERR= BT_PID=
+declare -gA _BT_PROBES=()    # bpftrace PID -> N of its "Attaching N probes..."
 E2E_TMP=$(mktemp -d /tmp/pgbt-e2e.XXXXXX)
 chmod 755 "$E2E_TMP"
 
@@ -146,6 +150,7 @@ bt_start() {
 	BT_PID=$BG_PID
 	for ((i = 0; i < 300; i++)); do
 		if grep -q Attaching "$out"; then
+			_BT_PROBES[$BT_PID]=$(sed -n 's/^Attaching \([0-9]*\) probe.*/\1/p' "$out" | head -n 1)
 			sleep 1    # "Attaching" comes before every probe is live
 			return 0
 		fi
@@ -165,20 +170,73 @@ bt_start() {
 	return 1
 }
 
+# bpftrace 0.17 takes a while to exit: it closes its probes one by one, and
+# for each uprobe or USDT site (each location counts in "Attaching N
+# probes") the kernel waits for RCU grace periods (synchronize_rcu_tasks_
+# trace and synchronize_rcu in perf_uprobe_destroy). Measured here (2
+# vCPUs): 0.12 s per site idle, 0.15 s with the CPUs busy, about twice that
+# while another bpftrace detaches at the same time; a USDT site with a
+# semaphore adds ~0.3 ms per process mapping the binary. Hence the wait:
+# 10 s plus 0.5 s per probe (locks output=events, 21 probes: 2.5 s measured,
+# 20 s allowed; waits mode=usdt, 191: 23 s measured, 105 s allowed).
+#
+# bpftrace 0.17 also misses a SIGINT now and then (seen here: the cause of
+# the "still running 15 s after SIGINT" flakes): its event loop acts on the
+# flag the handler sets only when epoll_wait fails with EINTR (or an event
+# arrives), but epoll_wait returns 0, not EINTR, when its 100 ms timeout
+# has already expired as the signal comes, and on a busy machine the woken
+# process may wait milliseconds for a CPU. bpftrace then idles on with
+# every probe attached (fixed upstream after 0.17: the loop also tests the
+# flag). Normally the first probe is closed ~0.15 s after SIGINT; if
+# bpftrace is still idle in epoll_wait with all its perf events open 3 s
+# after a SIGINT, the signal is sent again (safe: END has not run and the
+# handler is still installed), and bt_stop says so on stderr.
+_BT_STOP_BASE_S=10
+_BT_STOP_PER_PROBE_S=0.5
+
+# Probe perf events bpftrace PID still holds (every probe is one, or one per
+# CPU; the perf buffers are one per CPU too, so this only goes down while
+# it detaches).
+_bt_perf_fds() {
+	local n
+	n=$(ls -l "/proc/$1/fd" 2>/dev/null | grep -c 'perf_event') || true
+	echo "${n:-0}"
+}
+
 bt_stop() {
-	local pid=${1:-$BT_PID} i
+	local pid=${1:-$BT_PID}
 	[[ -n $pid ]] || { fail "bt_stop: no bpftrace running (bt_start first)"; return 0; }
+	local probes=${_BT_PROBES[$pid]:-0} limit_ds t0 ds fds0 fds wchan sent=1 last=0
+	limit_ds=$(awk -v b="$_BT_STOP_BASE_S" -v p="$_BT_STOP_PER_PROBE_S" -v n="$probes" \
+		'BEGIN { printf "%d", (b + p * n) * 10 }')
+	fds0=$(_bt_perf_fds "$pid")
+	t0=$(date +%s%N)
 	kill -INT "$pid" 2>/dev/null || true
-	for ((i = 0; i < 150; i++)); do
-		pgbt_alive "$pid" || break
+	while pgbt_alive "$pid"; do
+		ds=$((($(date +%s%N) - t0) / 100000000))
+		((ds >= limit_ds)) && break
+		if ((ds - last >= 30)); then
+			wchan=$(cat "/proc/$pid/wchan" 2>/dev/null) || true
+			fds=$(_bt_perf_fds "$pid")
+			if [[ $wchan == do_epoll_wait ]] && ((fds == fds0)); then
+				echo "bt_stop: bpftrace (pid $pid) missed the SIGINT (idle in its event loop, all $fds perf events open $(((ds - last) / 10)) s later): sent it again" >&2
+				kill -INT "$pid" 2>/dev/null || true
+				sent=$((sent + 1))
+			fi
+			last=$ds
+		fi
 		sleep 0.1
 	done
 	if pgbt_alive "$pid"; then
-		fail "bt_stop: bpftrace (pid $pid) still running 15 s after SIGINT; killed"
+		wchan=$(cat "/proc/$pid/wchan" 2>/dev/null) || true
+		fds=$(_bt_perf_fds "$pid")
+		fail "bt_stop: bpftrace (pid $pid, $probes probes) still running $((limit_ds / 10)) s after SIGINT (sent $sent times), in ${wchan:-?} with $fds of its $fds0 perf events still open; killed"
+		_e2e_show "$(cat "/proc/$pid/stack" 2>/dev/null)"
 		pgbt_bg_stop "$pid" KILL
 	else
 		pgbt_bg_stop "$pid"    # reaps it and forgets it
 	fi
+	unset "_BT_PROBES[$pid]"
 	[[ $pid == "$BT_PID" ]] && BT_PID=
 	return 0
 }
