@@ -9,8 +9,11 @@
 # pg_stat_activity first shows them waiting to A's release.)
 #   A: idle in its transaction meanwhile        Client:ClientRead
 # waits (by backend), waits-by-query (by query text) and offcpu-stacks (by
-# stack, folded as its header says) must all show them. Also: the
-# wait-event layouts match the DWARF of the debug builds.
+# stack, folded as its header says) must all show them; so must waits
+# per_backend=off in its totals (with no per-backend map) and waits
+# interval=1 summed over its reports (each wait in the one report of the
+# second it ended in). Also: the wait-event layouts match the DWARF of the
+# debug builds.
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
 source "$(dirname "$0")/../lib/lock-sessions.sh"    # render, waiting_pid, psa_wait
@@ -20,6 +23,12 @@ TOL_MS=100
 # Milliseconds charged to PID and EVENT in "@MAP[PID, EVENT]: US" lines.
 ms_of() {
 	awk -v key="$1[$3," -v ev="$4]:" '$1 == key && $2 == ev { s += $3 } END { printf "%d\n", s / 1000 }' "$2"
+}
+
+# Milliseconds in "@wait_us[EVENT]: US" lines of FILE, summed over every
+# report (interval=) in it.
+total_ms() {
+	awk -v key="@wait_us[$2]:" '$1 == key { s += $2 } END { printf "%d\n", s / 1000 }' "$1"
 }
 
 # bt_start with bpftrace's default string size, 64 (bt_start sets 200, as
@@ -76,11 +85,21 @@ test_version() {
 	cl_psql -c "create table wt (id int primary key, v int); insert into wt values (1, 0)"
 	render waits-by-queryid waits-by-query by=queryid
 	render waits waits
+	render waits-nopid waits per_backend=off
+	render waits-interval waits interval=1
+	check_empty "pg$V: per_backend=off renders no per-backend map (outside the header)" \
+		"$(sed '1,/^ \*\//d' "$E2E_TMP/waits-nopid.bt" | grep wait_us_by_pid || true)"
+	check_contains "pg$V: per_backend=on renders the per-backend map" \
+		"$(sed '1,/^ \*\//d' "$E2E_TMP/waits.bt")" "@wait_us_by_pid["
 	render waits-by-query waits-by-query
 	render offcpu-stacks offcpu-stacks
 	check_contains "pg$V: waits says what it uses" "$(cat "$E2E_TMP/waits.bt")" "through sched_switch"
 	bt_start "$E2E_TMP/waits.bt" "$E2E_TMP/waits.out"
 	local bt_waits=$BT_PID
+	bt_start "$E2E_TMP/waits-nopid.bt" "$E2E_TMP/waits-nopid.out"
+	local bt_nopid=$BT_PID
+	bt_start "$E2E_TMP/waits-interval.bt" "$E2E_TMP/waits-interval.out"
+	local bt_interval=$BT_PID
 	# waits-by-query with strings of 200 bytes (bt_start) and of 64.
 	bt_start "$E2E_TMP/waits-by-query.bt" "$E2E_TMP/waits-by-query.out"
 	local bt_query=$BT_PID
@@ -146,7 +165,7 @@ test_version() {
 	wait "$a_bg" || true
 	sleep 0.3
 	bt_stop "$bt_waits"; bt_stop "$bt_query"; bt_stop "$bt_query64"; bt_stop "$bt_queryid"
-	bt_stop "$bt_stacks"
+	bt_stop "$bt_stacks"; bt_stop "$bt_nopid"; bt_stop "$bt_interval"
 
 	local out=$E2E_TMP/waits.out
 	check_near "pg$V: S: ms in Timeout:PgSleep" "$(ms_of @wait_us_by_pid "$out" "$s_pid" Timeout:PgSleep)" 500 "$TOL_MS"
@@ -159,6 +178,36 @@ test_version() {
 	check_contains "pg$V: totals name Timeout:PgSleep" "$(grep '^@wait_us\[' "$out")" "@wait_us[Timeout:PgSleep]:"
 	check_contains "pg$V: histograms per event" "$(cat "$out")" "@wait_hist_us[Lock:transactionid]:"
 	check_empty "pg$V: no bpftrace errors" "$(grep -i 'error\|warning' "$out" | grep -v RLIMIT || true)"
+
+	# per_backend=off: the same waits in the totals (only S slept in
+	# pg_sleep, only B waited for a transaction, only C for an advisory
+	# lock), the same as waits with per_backend=on traced, and no map per
+	# backend at the end.
+	local on=$out off=$E2E_TMP/waits-nopid.out
+	check_near "pg$V: per_backend=off: ms in Timeout:PgSleep" "$(total_ms "$off" Timeout:PgSleep)" 500 "$TOL_MS"
+	check_near "pg$V: per_backend=off: ms in Lock:transactionid" "$(total_ms "$off" Lock:transactionid)" "$b_ms" "$TOL_MS"
+	check_near "pg$V: per_backend=off: ms in Lock:advisory" "$(total_ms "$off" Lock:advisory)" "$c_ms" "$TOL_MS"
+	check_near "pg$V: per_backend=off and on agree on Timeout:PgSleep (ms)" \
+		"$(total_ms "$off" Timeout:PgSleep)" "$(total_ms "$on" Timeout:PgSleep)" 5
+	check_near "pg$V: per_backend=off and on agree on Lock:transactionid (ms)" \
+		"$(total_ms "$off" Lock:transactionid)" "$(total_ms "$on" Lock:transactionid)" 5
+	check_contains "pg$V: per_backend=off: histograms per event" "$(cat "$off")" "@wait_hist_us[Timeout:PgSleep]:"
+	check_eq "pg$V: per_backend=off prints no @wait_us_by_pid" "$(grep -c '^@wait_us_by_pid' "$off" || true)" 0
+	check_empty "pg$V: per_backend=off: no bpftrace errors" "$(grep -i 'error\|warning' "$off" | grep -v RLIMIT || true)"
+
+	# interval=1: a report a second, each with what ended in that second:
+	# summed over the reports, the same waits (S's sleep ends in the first
+	# seconds: were the maps not cleared after each report, every later
+	# report would count it again).
+	local iv=$E2E_TMP/waits-interval.out
+	check_eq "pg$V: interval=1: reports a second, then the rest at the end" \
+		"$(awk '/wait events in the last 1 s/ { n++ } /wait events since the last report/ { e++ }
+			END { print (n >= 2 ? "several" : n + 0), e + 0 }' "$iv")" "several 1"
+	check_near "pg$V: interval=1: ms in Timeout:PgSleep, all reports" "$(total_ms "$iv" Timeout:PgSleep)" 500 "$TOL_MS"
+	check_near "pg$V: interval=1: ms in Lock:transactionid, all reports" "$(total_ms "$iv" Lock:transactionid)" "$b_ms" "$TOL_MS"
+	check_near "pg$V: interval=1: ms in Lock:advisory, all reports" "$(total_ms "$iv" Lock:advisory)" "$c_ms" "$TOL_MS"
+	check_near "pg$V: interval=1: S's ms by backend, all reports" "$(ms_of @wait_us_by_pid "$iv" "$s_pid" Timeout:PgSleep)" 500 "$TOL_MS"
+	check_empty "pg$V: interval=1: no bpftrace errors" "$(grep -i 'error\|warning' "$iv" | grep -v RLIMIT || true)"
 
 	# waits-by-query: the same waits under each session's query text, with
 	# BPFTRACE_STRLEN 200 and 64, and under the query_id pg_stat_activity
