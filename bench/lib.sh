@@ -24,9 +24,15 @@ fi
 # noise floor and the one peer whose work grows with backends (psql-poll).
 : "${BENCH_SCALE_ROUNDS:=1}"
 : "${BENCH_CLIENTS:=2}"
+# Modes of a script measured as rows of their own (bench/tracers.sh):
+# waits' watchpoint mode on one pgbench backend (issue 3 asks for it).
+: "${BENCH_VARIANTS=script:waits/mode=watch/pid=BACKEND}"
 # The bench clusters: no autovacuum or checkpoint in the middle of a window
-# (bench/pgbench.sh vacuums and checkpoints before each run instead).
-: "${BENCH_GUCS:=autovacuum=off checkpoint_timeout=1h max_wal_size=4GB}"
+# (bench/pgbench.sh vacuums and checkpoints before each run instead), and
+# room for all of pgbench's tables at scale 10 in shared buffers.
+: "${BENCH_GUCS:=autovacuum=off checkpoint_timeout=1h max_wal_size=4GB shared_buffers=256MB}"
+# pgbench's scale factor: at least the number of clients (bench/pgbench.sh).
+: "${BENCH_SCALE:=10}"
 # Only a fraction of -S transactions is logged: logging all 20k-100k/s would
 # cost pgbench more CPU than the probes under test cost the server.
 : "${BENCH_SAMPLE_S:=0.2}"

@@ -7,9 +7,16 @@
 #       transaction). CONFIG: a tracer (see bench/tracers.sh; "none" for
 #       none). Sets RUN_RESULT to
 #         "BASE1_TPS BASE1_P99 TRACED_TPS TRACED_P99 BASE2_TPS BASE2_P99 STATUS"
-#       (STATUS "ok" or why not, one line) and RUN_READY (seconds the
-#       tracer took to render and attach). It runs in the calling shell, so
-#       the EXIT trap of tests/lib/cluster.sh can stop what it started.
+#       (STATUS "ok" or why not, one line), RUN_READY (seconds the
+#       tracer took to render and attach), RUN_OTHER "O1 O2 O3" (CPU used
+#       by processes other than the server, pgbench and the tracer during
+#       each window, plus steal time, in % of all CPUs: load from outside
+#       the bench, which the windows cannot cancel; then the number of
+#       other people's bpftrace processes running) and RUN_BPF "NS RUNS"
+#       (BPF program time and runs per second of the traced window, from
+#       kernel.bpf_stats_enabled; "nan nan" if the tracer is not bpftrace
+#       or the stats are off). It runs in the calling shell, so the EXIT
+#       trap of tests/lib/cluster.sh can stop what it started.
 #
 # One pgbench run holds a baseline, a traced and a baseline window, in that
 # order (A B A), on the same connections:
@@ -53,9 +60,11 @@ pgbench_run() {
 	pgbt_bg cl_run pgbench "${args[@]}" >"$dir/pgbench.out" 2>&1
 	pg_pid=$BG_PID
 	sleep "$BENCH_WARMUP"
-	a1=$EPOCHREALTIME
+	local m0 m1 m2 m3 m4 m5
+	_own_pids "$pg_pid"
+	m0=$(_mark) a1=$EPOCHREALTIME
 	sleep "$BENCH_SECONDS"
-	t_tr=$EPOCHREALTIME
+	m1=$(_mark) t_tr=$EPOCHREALTIME
 	if [[ $config == none ]]; then
 		sleep 1
 	else
@@ -63,16 +72,24 @@ pgbench_run() {
 	fi
 	RUN_READY=$(awk -v s="$t_tr" -v e="$EPOCHREALTIME" 'BEGIN { printf "%.1f", e - s }')
 	sleep "$BENCH_SETTLE"
-	b=$EPOCHREALTIME
+	_own_pids "$pg_pid" $TR_PID
+	m2=$(_mark) b=$EPOCHREALTIME
 	[[ $status == ok ]] && sleep "$BENCH_SECONDS"
+	m3=$(_mark)
 	if [[ $config != none && $status == ok ]]; then
 		tracer_stop "$dir" || status=$TRACER_ERROR
 	elif [[ $config != none ]]; then
 		tracer_stop "$dir" || true
 	fi
 	sleep "$BENCH_SETTLE"
-	a2=$EPOCHREALTIME
+	_own_pids "$pg_pid"
+	m4=$(_mark) a2=$EPOCHREALTIME
 	[[ $status == ok ]] && sleep "$BENCH_SECONDS"
+	m5=$(_mark)
+	RUN_OTHER="$(_other "$m0" "$m1") $(_other "$m2" "$m3") $(_other "$m4" "$m5") $FOREIGN_BT"
+	RUN_BPF=$(awk -v s="$m2" -v e="$m3" -v w="$BENCH_SECONDS" 'BEGIN { split(s, a); split(e, b)
+		if (a[3] < 0) print "nan nan"
+		else printf "%.0f %.0f\n", (b[3] - a[3]) / w, (b[4] - a[4]) / w }')
 	sleep 0.1
 	pgbt_alive "$pg_pid" || status="pgbench failed: $(tail -n1 "$dir/pgbench.out")"
 	pgbt_bg_stop "$pg_pid" INT
@@ -100,11 +117,64 @@ pgbench_run() {
 	rm -f "$dir"/pgb.*
 }
 
-# Tables and data for both shapes: scale 1 (one branch row, so TPC-B
-# clients contend on it as a busy small system does).
+# The processes that belong to the measurement: the server (postmaster
+# and its children), pgbench, and the tracer given (PIDs and their
+# descendants), into OWN_PIDS; the tracer's first PID into MARK_TRACER.
+_own_pids() {
+	local pg=$1 tr=${2:-} kids
+	kids=$(pgrep -P "$CL_PID" || true)
+	OWN_PIDS="$CL_PID $kids $pg $(_pgbt_descendants "$pg" || true)"
+	MARK_TRACER=$tr
+	[[ -n $tr ]] && OWN_PIDS+=" $tr $(_pgbt_descendants "$tr" || true)"
+	OWN_PIDS=${OWN_PIDS//$'\n'/ }
+	# Someone else's bpftrace may have probes on the same binary: they
+	# fire in our backends, and their cost hides in the server's own CPU.
+	local p
+	FOREIGN_BT=0
+	for p in $(pgrep -x bpftrace || true); do
+		[[ " $OWN_PIDS " == *" $p "* ]] || FOREIGN_BT=$((FOREIGN_BT + 1))
+	done
+	return 0
+}
+
+# "BUSY OWN BPF_NS BPF_RUNS" now: CPU ticks the machine spent busy (plus
+# steal), ticks of OWN_PIDS, BPF run time and count of the tracer's
+# programs (0 when there are none). One awk, read at window edges.
+_mark() {
+	local f files=(/proc/stat)
+	for f in $OWN_PIDS; do files+=("/proc/$f/stat"); done
+	[[ -n $MARK_TRACER ]] && files+=(/proc/"$MARK_TRACER"/fdinfo/*)
+	cat "${files[@]}" 2>/dev/null | awk '$1 == "cpu" { busy = $2 + $3 + $4 + $7 + $8 + $9 }
+		$1 ~ /^[0-9]+$/ { sub(/^.*\) /, ""); own += $12 + $13 }
+		/^run_time_ns:/ { ns += $2; seen = 1 } /^run_cnt:/ { cnt += $2 }
+		END { printf "%.0f %.0f %.0f %.0f\n", busy, own, (seen ? ns : -1), cnt }'
+}
+
+# CPU % of the whole machine not used by OWN_PIDS between two marks.
+_other() {
+	awk -v s="$1" -v e="$2" -v hz="$(getconf CLK_TCK)" -v n="$(nproc)" -v w="$BENCH_SECONDS" 'BEGIN {
+		split(s, a); split(e, b); o = (b[1] - a[1]) - (b[2] - a[2]); if (o < 0) o = 0
+		printf "%.1f", 100 * o / (hz * n * w) }'
+}
+
+# Tables and data for both shapes, at scale BENCH_SCALE (10). pgbench's
+# documentation (PostgreSQL docs, pgbench, "Good Practices") says the scale
+# factor of the TPC-B-like test should be at least the number of clients,
+# "else you'll mostly be measuring update contention": every transaction
+# updates one of the -s rows of pgbench_branches. At scale 1 the two
+# clients queued on the one branch row, so any delay a probe added inside
+# the transaction (while the row lock is held) stalled the other client
+# too, and every tracer cost 4-23% on TPC-B, several times its CPU time.
+# At scale 10 two clients meet on a branch in ~10% of transactions. -S
+# reads the same tables (1M accounts; they fit in shared_buffers=256MB of
+# BENCH_GUCS, so -S stays CPU bound). Initializing takes a few seconds.
 pgbench_init() {
-	cl_run pgbench -i -q -s 1 >/dev/null 2>&1 || bench_die "pgbench -i failed"
+	cl_run pgbench -i -q -s "$BENCH_SCALE" >/dev/null 2>&1 || bench_die "pgbench -i failed"
 	cl_psql -c 'vacuum analyze' >/dev/null
+	# Into shared buffers before the first window: an index scan reads
+	# every heap page through them (a sequential scan of a table this
+	# size would use a small ring instead).
+	cl_psql -c 'set enable_seqscan = off' -c 'select sum(abalance) from pgbench_accounts where aid > 0' >/dev/null
 }
 
 # N more backends, connected and idle for the scale step: one pgbench

@@ -55,7 +55,7 @@ _pct() {
 _ov() {
 	awk -F, -v ma="$1" -v b="$2" -v s="$3" -v c="$4" -v n="$5" '
 		$1 == ma && $2 == b && $3 == s && $4 == c {
-			if (n == "status") { for (i = 1; i < 14; i++) sub(/^[^,]*,/, ""); gsub(/"/, ""); print }
+			if (n == "status") { for (i = 1; i < 18; i++) sub(/^[^,]*,/, ""); gsub(/"/, ""); print }
 			else print $n; exit }' "$BENCH_WORK/overhead.csv"
 }
 
@@ -78,8 +78,32 @@ _cell() {   # MAJOR BACKENDS SHAPE CONFIG COLUMN(tps|p99)
 _label() {
 	case $1 in
 	none) echo "none (baseline against baseline: the noise floor)" ;;
+	script:*/*) local c=${1%%/*} p=${1#*/}; p=${p//\// }; echo "$c ${p//=BACKEND/=(one pgbench backend)}" ;;
 	*) echo "$1" ;;
 	esac
+}
+
+# The TPS cell, in bold when at least 2 runs were kept and every one of
+# them lost more throughput than any run of the noise floor (the "none" row
+# of the same shape and backends).
+_tps_cell() {   # MAJOR BACKENDS SHAPE CONFIG
+	local cell lo hi nlo nhi
+	cell=$(_cell "$1" "$2" "$3" "$4" tps)
+	lo=$(_ov "$1" "$2" "$3" "$4" 8) hi=$(_ov "$1" "$2" "$3" "$4" 9)
+	nlo=$(_ov "$1" "$2" "$3" none 8) nhi=$(_ov "$1" "$2" "$3" none 9)
+	if [[ $4 != none && -n $lo && -n $nlo ]] && (($(_ov "$1" "$2" "$3" "$4" 5) >= 2)) &&
+		awk -v hi="$hi" -v nlo="$nlo" 'BEGIN { exit !(hi < nlo) }'; then
+		echo "**$cell**"
+	else
+		echo "$cell"
+	fi
+}
+
+# BPF time of the traced window as a share of all CPUs, and per program run.
+_bpf_cell() {   # MAJOR BACKENDS SHAPE CONFIG
+	local pct ns
+	pct=$(_ov "$1" "$2" "$3" "$4" 15) ns=$(_ov "$1" "$2" "$3" "$4" 16)
+	if [[ -z $pct ]]; then echo "-"; else awk -v p="$pct" -v n="$ns" 'BEGIN { printf "%.2f%% (%d ns/run)", p, n }'; fi
 }
 
 _configs() { awk -F, -v ma="$1" -v b="$2" 'NR > 1 && $1 == ma && $2 == b && !seen[$4]++ { print $4 }' "$BENCH_WORK/overhead.csv"; }
@@ -102,17 +126,26 @@ report_md() {
 	echo "Baseline: $(_ov "$ma" "$b" select "$(_configs "$ma" "$b" | head -n1)" 6) TPS on -S,"
 	echo "$(_ov "$ma" "$b" tpcb "$(_configs "$ma" "$b" | head -n1)" 6) TPS on TPC-B (medians of the first config's baselines)."
 	echo
-	echo "| tracer | -S TPS | -S p99 latency | TPC-B TPS | TPC-B p99 latency | -S TPS, $big backends |"
-	echo "|---|---|---|---|---|---|"
+	echo "| tracer | -S TPS | -S p99 latency | -S BPF time | TPC-B TPS | TPC-B p99 latency | TPC-B BPF time | -S TPS, $big backends |"
+	echo "|---|---|---|---|---|---|---|---|"
 	for c in $(_configs "$ma" "$b"); do
-		printf '| %s | %s | %s | %s | %s | %s |\n' "$(_label "$c")" \
-			"$(_cell "$ma" "$b" select "$c" tps)" "$(_cell "$ma" "$b" select "$c" p99)" \
-			"$(_cell "$ma" "$b" tpcb "$c" tps)" "$(_cell "$ma" "$b" tpcb "$c" p99)" \
-			"$(_cell "$ma" "$big" select "$c" tps)"
+		printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$(_label "$c")" \
+			"$(_tps_cell "$ma" "$b" select "$c")" "$(_cell "$ma" "$b" select "$c" p99)" "$(_bpf_cell "$ma" "$b" select "$c")" \
+			"$(_tps_cell "$ma" "$b" tpcb "$c")" "$(_cell "$ma" "$b" tpcb "$c" p99)" "$(_bpf_cell "$ma" "$b" tpcb "$c")" \
+			"$( ((big > b)) && _tps_cell "$ma" "$big" select "$c" || echo "not run")"
 	done
 	echo
+	echo "Bold: in every run (at least 2) the tracer cost more throughput than in any run of the noise floor:"
+	echo "a cost this bench can see. Not bold: smaller than the noise of this machine, or not measured often enough."
+	echo "BPF time: run time of the tracer's BPF programs during the traced window (kernel.bpf_stats_enabled),"
+	echo "as a share of all CPUs, and per program run: the part of the cost that noise cannot hide. A probe"
+	echo "costs more than its BPF time (the trap, a uprobe's single-step, a watchpoint's exception), never less."
+	awk -F, -v ma="$ma" 'NR > 1 && $1 == ma { n++; if ($17 > 0) r += $17; if ($14 > o) o = $14 }
+		END { printf "Other load: at most %.1f%% of the CPUs used outside the bench in a kept window; %d runs measured again\n", o, r
+		      print "because of outside load or someone else'"'"'s bpftrace (runs.csv, status \"disturbed\")." }' "$BENCH_WORK/overhead.csv"
+	echo
 	awk -F, -v ma="$ma" 'NR > 1 && $1 == ma && $7 == "" {
-		st = $0; for (i = 1; i < 14; i++) sub(/^[^,]*,/, "", st); gsub(/"/, "", st)
+		st = $0; for (i = 1; i < 18; i++) sub(/^[^,]*,/, "", st); gsub(/"/, "", st)
 		if (!seen[$4 st]++) printf "- %s (%s, %s backends): %s\n", $4, $3, $2, st }' "$BENCH_WORK/overhead.csv"
 	if [[ $ma != 17 ]] && [[ -n $(_configs 17 "$b") ]]; then
 		echo

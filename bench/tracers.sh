@@ -7,6 +7,9 @@
 #   script:NAME   a pgbt script: `pgbt-gen -p POSTMASTER NAME $BENCH_ARGS_NAME`
 #                 (NAME with - as _; e.g. BENCH_ARGS_xid_rate="interval=5")
 #                 run by bpftrace
+#   script:NAME/P=V/...  the same with parameters P=V; the value BACKEND
+#                 stands for the PID of one of pgbench's backends, e.g.
+#                 script:waits/mode=watch/pid=BACKEND
 #   peer:NAME     another way to get the same kind of answer (bench/peers.sh)
 #   count:SPEC    only counts the events of bpftrace probe SPEC, printing
 #                 the count every second (bench/predict.sh)
@@ -43,9 +46,19 @@ tracer_start() {
 }
 
 script_start() {
-	local name=$1 dir=$2 var args
+	local name=${1%%/*} dir=$2 var args=() p backend
 	var=BENCH_ARGS_${name//-/_}
 	read -r -a args <<<"${!var:-}"
+	if [[ $1 == */* ]]; then
+		IFS=/ read -r -a p <<<"${1#*/}"
+		args+=("${p[@]}")
+	fi
+	if [[ " ${args[*]} " == *=BACKEND" "* ]]; then
+		backend=$(cl_psql -c "select pid from pg_stat_activity where application_name = 'pgbench'
+			and backend_type = 'client backend' order by pid limit 1")
+		[[ -n $backend ]] || { TRACER_ERROR="no pgbench backend for BACKEND"; return 1; }
+		args=("${args[@]/%=BACKEND/=$backend}")
+	fi
 	if ! "$PGBT_GEN" -p "$CL_PID" "$name" "${args[@]}" >"$dir/trace.bt" 2>"$dir/render.err"; then
 		TRACER_ERROR="render failed: $(head -n1 "$dir/render.err")"
 		return 1
