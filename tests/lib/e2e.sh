@@ -188,7 +188,7 @@ bt_start() {
 # and bpftrace idles on with every probe attached (fixed upstream after
 # 0.17: the loop also tests the flag). Measured: SIGINT at a random time to
 # an idle bpftrace, 0 of 20 missed on an idle machine, 1 of 20 with 4 busy
-# loops; 1 of the ~36 bt_stops of 3 locks.sh runs. Normally the first
+# loops; 1 of the ~68 bt_stops of 3 locks.sh runs. Normally the first
 # probe is closed ~0.15 s after SIGINT; if bpftrace is still idle in
 # epoll_wait with all its perf events open 3 s after a SIGINT, the signal
 # is sent again (safe: END has not run and the handler is still
