@@ -54,28 +54,29 @@ static bool has_nspid(int pid, int nspid)
 
 /* Our catalog connection must be served by the traced server: names from
  * another server's catalog would be wrong, not just missing. The server
- * tells its backend's PID as its own PID namespace sees it (a container's). */
-static int check_same_server(const struct pgbt_catalog *c, const struct pgbt_target *t,
-			     struct pgbt_err *err)
+ * tells its backend's PID as its own PID namespace sees it (a container's).
+ * Called while the connection is open: its backend must still exist. */
+static int check_same_server(pid_t backend_pid, const void *arg, struct pgbt_err *err)
 {
+	const struct pgbt_target *t = arg;
 	DIR *d;
 	struct dirent *de;
 	bool found = false;
 
-	if (!t->pid || parent_of((int)c->backend_pid) == (int)t->pid)
+	if (!t->pid || parent_of((int)backend_pid) == (int)t->pid)
 		return 0;   /* offline: nothing to compare with */
 	if ((d = opendir("/proc"))) {
 		while (!found && (de = readdir(d)))
 			found = isdigit((unsigned char)de->d_name[0]) &&
 				parent_of(atoi(de->d_name)) == (int)t->pid &&
-				has_nspid(atoi(de->d_name), (int)c->backend_pid);
+				has_nspid(atoi(de->d_name), (int)backend_pid);
 		closedir(d);
 	}
 	if (found)
 		return 0;
 	return pgbt_fail(err, "-d: the server it reached is not the traced one (its backend PID %d "
 			 "is not a child of postmaster %d): connect to the traced server's socket or port",
-			 (int)c->backend_pid, (int)t->pid);
+			 (int)backend_pid, (int)t->pid);
 }
 
 static int render_script(const struct cli *cli)
@@ -103,8 +104,7 @@ static int render_script(const struct cli *cli)
 	if (cli_open_target(cli, &target, &err) < 0)
 		goto fail_template;
 	if (cli->conninfo &&
-	    (pgbt_catalog_read(cli->conninfo, &catalog, &err) < 0 ||
-	     check_same_server(&catalog, &target, &err) < 0 ||
+	    (pgbt_catalog_read(cli->conninfo, check_same_server, &target, &catalog, &err) < 0 ||
 	     pgbt_template_add_rows(&tpl, &catalog.relations, &err) < 0))
 		goto fail_target;
 	if (pgbt_template_render(&tpl, &target, &out, &err) < 0)

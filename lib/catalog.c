@@ -95,7 +95,8 @@ static int read_relations(PGconn *conn, struct pgbt_catalog *c, struct pgbt_err 
 	return rc;
 }
 
-int pgbt_catalog_read(const char *conninfo, struct pgbt_catalog *ret, struct pgbt_err *err)
+int pgbt_catalog_read(const char *conninfo, pgbt_catalog_check *check, const void *arg,
+		      struct pgbt_catalog *ret, struct pgbt_err *err)
 {
 	PGconn *conn;
 	PGresult *res;
@@ -120,6 +121,8 @@ int pgbt_catalog_read(const char *conninfo, struct pgbt_catalog *ret, struct pgb
 		ret->backend_pid = (pid_t)strtol(PQgetvalue(res, 0, 2), NULL, 10);
 	}
 	PQclear(res);
+	if (rc == 0 && check && check(ret->backend_pid, arg, err) < 0)
+		rc = -1;
 	if (rc == 0 && read_relations(conn, ret, err) < 0)
 		rc = pgbt_fail_prefix(err, "-d '%s'", shown(conninfo));
 	PQfinish(conn);

@@ -24,8 +24,15 @@ struct pgbt_catalog {
 	struct pgbt_rows relations;
 };
 
-/* Connects, reads, disconnects. An error names the input and libpq's reason. */
-int pgbt_catalog_read(const char *conninfo, struct pgbt_catalog *ret, struct pgbt_err *err);
+/* Checks the backend serving our connection (its PID as the server sees
+ * it), called while the connection is still open, so that the backend
+ * still exists: e.g. that it belongs to the traced server. */
+typedef int pgbt_catalog_check(pid_t backend_pid, const void *arg, struct pgbt_err *err);
+
+/* Connects, reads, calls check (when not NULL) with arg, disconnects. An
+ * error names the input and libpq's reason, or is check's. */
+int pgbt_catalog_read(const char *conninfo, pgbt_catalog_check *check, const void *arg,
+		      struct pgbt_catalog *ret, struct pgbt_err *err);
 void pgbt_catalog_free(struct pgbt_catalog *c);
 
 #endif

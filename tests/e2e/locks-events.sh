@@ -207,18 +207,10 @@ deadlock_stacks() {
 		"$(grep '^{' "$js" | jq -r 'select(.event != "deadlock" and .caller) | .event' | wc -l)" 0
 }
 
-# Renders locks with -d into $E2E_TMP/NAME.bt. pgbt-gen checks that its
-# catalog connection's backend is a child of the traced postmaster after
-# closing that connection, so the backend may be gone by then ("is not a
-# child of postmaster", 1 render in 3 here): reported; tried 3 times until
-# it is fixed, so this test checks the names.
+# Renders locks with -d into $E2E_TMP/NAME.bt.
 render_d() {
-	local name=$1 rc i; shift
-	for i in 1 2 3; do
-		rc=0
-		"$PGBT_GEN" -p "$CL_PID" -d "$conn" locks "$@" >"$E2E_TMP/$name.bt" 2>"$E2E_TMP/$name.err" || rc=$?
-		((rc == 0)) && break
-	done
+	local name=$1 rc=0; shift
+	"$PGBT_GEN" -p "$CL_PID" -d "$conn" locks "$@" >"$E2E_TMP/$name.bt" 2>"$E2E_TMP/$name.err" || rc=$?
 	check_eq "pg$V: locks $* -d renders ($(head -c 300 "$E2E_TMP/$name.err"))" "$rc" 0
 }
 
