@@ -29,7 +29,7 @@ predict_checked() {
 
 predict_collect() {
 	local addr
-	echo "shape,config,probe,events_per_txn" >"$BENCH_WORK/events.csv"
+	echo "shape,config,probe,events_per_txn,count_tps_ratio" >"$BENCH_WORK/events.csv"
 	addr=$("$PGBT_GEN" --scripts-dir "$BENCH_DIR/templates" -p "$CL_PID" nextxid 2>/dev/null |
 		sed -n 's/^nextxid=//p')
 	[[ -n $addr ]] && _count_events tpcb script:xid-rate watchpoint \
@@ -52,8 +52,11 @@ _count_events() {
 	fi
 	# Whole seconds only: the first and last intervals are partial.
 	per_s=$(awk '/^@n: / { print $2 }' "$dir/trace.out" | sed '1d;$d' | stat_median)
-	printf '%s,%s,%s,%s\n' "$shape" "$config" "$probe" \
-		"$(awk -v n="$per_s" -v t="$tps" 'BEGIN { printf "%.3f", n / t }')" >>"$BENCH_WORK/events.csv"
+	# The counting run is an A-B-A run too: its TPS ratio is a second
+	# measurement of the bare probe's cost (the program only counts).
+	printf '%s,%s,%s,%s,%s\n' "$shape" "$config" "$probe" \
+		"$(awk -v n="$per_s" -v t="$tps" 'BEGIN { printf "%.3f", n / t }')" \
+		"$(awk -v t="$tps" -v a="$b1" -v b="$b2" 'BEGIN { printf "%.4f", 2 * t / (a + b) }')" >>"$BENCH_WORK/events.csv"
 	bench_log "predict: $config on $shape: $per_s $probe events/s at $tps TPS (baselines $b1, $b2; BPF $RUN_BPF ns/s runs/s)"
 }
 
@@ -68,7 +71,7 @@ _count_events() {
 # factor compares the server prediction with the measurement.
 predict_write() {
 	local out=$1
-	echo "shape,config,probe,events_per_txn,hot_us,server_us,armed_us_per_rt,rts_per_txn,base_tps,predicted_hot,predicted_tps_ratio,measured_tps_ratio,measured_min,measured_max,factor,verdict" >"$out"
+	echo "shape,config,probe,events_per_txn,hot_us,server_us,armed_us_per_rt,rts_per_txn,base_tps,predicted_hot,predicted_tps_ratio,measured_tps_ratio,measured_min,measured_max,factor,count_tps_ratio,verdict" >"$out"
 	[[ -f $BENCH_WORK/events.csv && -f $BENCH_WORK/probe-cost.csv ]] || return 0
 	awk -F, -v clients="$BENCH_CLIENTS" -v major="$MAIN_MAJOR" '
 		FILENAME ~ /probe-cost/ && FNR > 1 && $2 != "" { hot[$1] = $2; srv[$1] = $8; armed[$1] = $12 }
@@ -88,7 +91,7 @@ predict_write() {
 			if (f > 0 && f <= 2) v = inside ? "within 2x, inside the measured range" : "within 2x"
 			else if (f > 0) v = sprintf("off by %.1fx%s", f, inside ? " (inside the range of the runs)" : "")
 			else v = "disagrees: no measured slowdown"
-			printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%.4f,%.4f,%s,%s,%s,%s,%s\n", $1, $2, $3, $4, hot[$3], srv[$3], a, rts,
-				base[key], phot, pred, ratio[key], lo[key], hi[key], (f < 0 ? "n/a" : sprintf("%.2f", f)), v
+			printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%.4f,%.4f,%s,%s,%s,%s,%s,\"%s\"\n", $1, $2, $3, $4, hot[$3], srv[$3], a, rts,
+				base[key], phot, pred, ratio[key], lo[key], hi[key], (f < 0 ? "n/a" : sprintf("%.2f", f)), $5, v
 		}' "$BENCH_WORK/probe-cost.csv" "$BENCH_WORK/overhead.csv" "$BENCH_WORK/events.csv" >>"$out"
 }

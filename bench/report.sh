@@ -185,14 +185,17 @@ report_md() {
 		echo "events per transaction x server cost per event + round trips per transaction x armed cost per round trip"
 		echo "(hot-loop column: events x hot-loop cost only, the model of the first bench)."
 		echo
-		echo "| tracer | shape | probe | events/txn | server us/event | armed us/rt x rts | predicted TPS (hot loop) | predicted TPS | measured TPS | factor | verdict |"
-		echo "|---|---|---|---|---|---|---|---|---|---|---|"
-		awk -F, 'NR > 1 { printf "| %s | %s | %s | %.2f | %.2f | %.2f x %d | %+.1f%% | %+.1f%% | %+.1f%% (%+.1f..%+.1f) | %s | %s |\n",
-			$2, $1, $3, $4, $6, $7, $8, ($10 - 1) * 100, ($11 - 1) * 100, ($12 - 1) * 100, ($13 - 1) * 100, ($14 - 1) * 100, $15, $16 }' \
+		echo "| tracer | shape | probe | events/txn | server us/event | armed us/rt x rts | predicted TPS (hot loop) | predicted TPS | measured TPS | factor | verdict | probe alone (counting run) |"
+		echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+		awk -F, 'NR > 1 { v = $0; sub(/^[^"]*"/, "", v); sub(/"$/, "", v)
+			printf "| %s | %s | %s | %.2f | %.2f | %.2f x %d | %+.1f%% | %+.1f%% | %+.1f%% (%+.1f..%+.1f) | %s | %s | %s |\n",
+			$2, $1, $3, $4, $6, $7, $8, ($10 - 1) * 100, ($11 - 1) * 100, ($12 - 1) * 100, ($13 - 1) * 100, ($14 - 1) * 100, $15, v,
+			($16 == "" ? "-" : sprintf("%+.1f%%", ($16 - 1) * 100)) }' \
 			"$BENCH_WORK/prediction.csv"
 		echo
 		echo "factor: the larger of predicted/measured and measured/predicted slowdown (target: at most 2);"
-		echo "when the prediction falls inside the measured range, the difference is noise."
+		echo "when the prediction falls inside the measured range, the difference is noise. probe alone: the TPS change"
+		echo "of the run that counted the events (an A-B-A run whose program only counts): a second measurement."
 	fi
 	if [[ $(wc -l <"$BENCH_WORK/gen-speed.csv") -gt 1 ]]; then
 		echo
