@@ -10,6 +10,7 @@
 #include "err.h"
 #include "layout.h"
 #include "proc.h"
+#include "rows.h"
 #include "usdt.h"
 
 #include <limits.h>
@@ -85,5 +86,13 @@ int pgbt_target_read_shared_ptr(struct pgbt_target *t, const char *what, uint64_
 int pgbt_target_read_shared_ptr_in(struct pgbt_target *t, pid_t pid, const char *what,
 				   uint64_t addr, uint64_t off, uint64_t size, uint64_t *ret,
 				   char *how, struct pgbt_err *err);
+
+/* The strings of a global array of C string pointers (const char *NAME[]),
+ * read from the running postmaster (its size from the symbol table): one
+ * row per element, columns "index" and "value" (escaped for a bpftrace
+ * string, at most max_bytes; a NULL pointer gives ""). Fails without a
+ * process, for a symbol that is not an array of pointers, or a bad read. */
+int pgbt_target_strings(struct pgbt_target *t, const char *name, size_t max_bytes,
+			struct pgbt_rows *ret, char *how, struct pgbt_err *err);
 
 #endif

@@ -421,6 +421,37 @@ static int render_rows_for(struct render *r, const struct tag *t, const struct t
 	return rc;
 }
 
+/* {{for S in strings(ARRAY)}}: one iteration per element of a global
+ * array of C strings in the running server ({{S.index}}, {{S.value}}). */
+static int render_strings_for(struct render *r, const struct tag *t, const struct tag *end,
+			      struct pgbt_buf *out, struct pgbt_err *err)
+{
+	char var[32], what[256], how[PGBT_HOW_LEN];
+	struct pgbt_rows rows;
+	int rc = 0;
+
+	if (sscanf(t->inner, "for %31s in strings(%255[^)])", var, what) != 2 ||
+	    r->ev.nloop == sizeof(r->ev.loop) / sizeof(r->ev.loop[0]))
+		return pgbt_fail(err, "%s:%d: cannot understand {{ %s }} (want: for X in "
+				 "strings(ARRAY))", r->ev.tpl->name, line_of(r, t->open), t->inner);
+	/* 63: bpftrace's default string size, with its NUL */
+	if (pgbt_target_strings(r->ev.t, what, 63, &rows, how, err) < 0)
+		return pgbt_fail_prefix(err, "%s:%d", r->ev.tpl->name, line_of(r, t->open));
+	pgbt_buf_printf(&r->ev.prov, "//   strings(%s): %s\n", what, how);
+	snprintf(r->ev.loop[r->ev.nloop].name, sizeof(r->ev.loop[0].name), "%s", var);
+	r->ev.loop[r->ev.nloop].rows = &rows;
+	r->ev.loop[r->ev.nloop].item = NULL;
+	r->ev.nloop++;
+	for (size_t i = 0; i < rows.nrows && rc == 0; i++) {
+		r->ev.loop[r->ev.nloop - 1].row = i;
+		rc = render(r, t->to, end->from, out, err);
+	}
+	r->ev.nloop--;
+	r->ev.loop[r->ev.nloop].rows = NULL;
+	pgbt_rows_free(&rows);
+	return rc;
+}
+
 static int render_for(struct render *r, const struct tag *t, const struct tag *end,
 		      struct pgbt_buf *out, struct pgbt_err *err)
 {
@@ -429,6 +460,8 @@ static int render_for(struct render *r, const struct tag *t, const struct tag *e
 	size_t n = 0;
 	int used = 0, rc = 0;
 
+	if (strstr(t->inner, " strings("))
+		return render_strings_for(r, t, end, out, err);
 	if (!strstr(t->inner, " enum("))
 		return render_rows_for(r, t, end, out, err);
 	if (sscanf(t->inner, "for %31s in enum(%255[^)]) %n", var, what, &used) != 2 ||

@@ -56,6 +56,12 @@
  *        at most LIMIT of them (an expression); {{R.COLUMN}} is a cell,
  *        already safe in a bpftrace string. No such rows: no iterations.
  *        Condition "connected": the generator was given rows.
+ *   {{for S in strings(IndividualLWLockNames)}} @name[{{S.index}}] =
+ *        "{{S.value}}"; {{end}}   a global array of C strings as the running
+ *        server has it (read from the postmaster's memory; its length from
+ *        the symbol's size), for names a backend may not have mapped yet
+ *        (BPF cannot fault pages in). {{S.value}} is safe in a bpftrace
+ *        string; a NULL element gives "".
  */
 #ifndef PGBT_TEMPLATE_H
 #define PGBT_TEMPLATE_H

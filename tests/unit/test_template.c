@@ -233,6 +233,8 @@ static void test_offline(const char *file, bool stripped)
 		expect_error(&t, HEADER "{{ WAIT_EVENT_NOT_IN_ANY_BUILD }}\n", NULL,
 			     "built-in layout for PostgreSQL 17 has no enumerator "
 			     "WAIT_EVENT_NOT_IN_ANY_BUILD");
+	expect_error(&t, HEADER "{{for S in strings(LockNames)}}{{end}}\n", NULL,
+		     "strings(LockNames) reads the running server; this target has no process");
 	/* labels come from the built-in layout, with DWARF or without */
 	expect(&t, HEADER "{{for e in enum(WaitEventTimeout)}}{{e.value}}={{e.label}};{{end}}\n",
 	       NULL, "150994945=CheckpointWriteDelay;150994946=PgSleep;");
@@ -342,6 +344,15 @@ static void test_live(const char *file, bool stripped)
 			expect_error(&t, HEADER "{{ &NullVariables->nextXid }}\n", NULL, "is NULL");
 		}
 		test_backend(&t, backend, backend_wait, shared);
+		/* strings(): a live array of C strings, escaped, NULL as "" */
+		expect(&t, HEADER "{{for S in strings(LockNames)}}{{S.index}}={{S.value}};{{end}}\n",
+		       NULL, "\n0=<unassigned:0>;1=ShmemIndex;2=;3=Say \\\\\\\"hi\\\\\\\"\\\\\\\\;\n");
+		expect(&t, HEADER "{{for S in strings(LockNames)}}{{end}}\n", NULL,
+		       "strings(LockNames): 4 strings read from /proc/");
+		expect_error(&t, HEADER "{{for S in strings(last_wait)}}{{end}}\n", NULL,
+			     "4 bytes is not an array of pointers");
+		expect_error(&t, HEADER "{{for S in strings(NoSuchArray)}}{{end}}\n", NULL,
+			     "no symbol 'NoSuchArray'");
 		expect_error(&t, HEADER "{{ &TransamVariables.nextXid }}\n", NULL, "use ->");
 		expect_error(&t, HEADER "{{ &(Nope|Nada)->x }}\n", NULL,
 			     "no symbol Nope, Nada in .symtab or .dynsym");
