@@ -5,7 +5,11 @@
 #     of transactions, with four copies attached at once: waits and all,
 #     each through USDT (auto) and through uprobes (probe=uprobe). Both
 #     paths must see LWLock sleeps on named tranches, about as many, and
-#     count the same acquisitions of WALInsert and ProcArray.
+#     count the same acquisitions of WALInsert and ProcArray, and the same
+#     LWLockAcquireOrWait calls on WALWrite (one per commit's flush).
+#   - lwlocks output=events: one session's statements traced through USDT
+#     and uprobes at once: the same lines (event, tranche, mode) the same
+#     number of times, every acquisition released, only that session.
 #   - row-locks: A holds row (0,1) of r FOR UPDATE; C's SKIP LOCKED skips it
 #     (TM_WouldBlock), B's FOR UPDATE waits until A commits 400 ms after B
 #     started waiting.
@@ -13,25 +17,25 @@ set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
 source "$(dirname "$0")/../lib/lock-sessions.sh"
 
-# Sum of the counts of "@MAP[NAME, MODE]: n" lines in FILE, for tranche
-# NAME and mode MODE (regexes). Through uprobes the keys are numbers
-# "[ID, MODE]", named by the legend lines "@tranche[ID]: NAME" and
-# "@lwmode[N]: NAME".
+# Sum of the counts of "@MAP[NAME, MODE(, HOW)]: n" lines in FILE, for
+# tranche NAME, mode MODE and (when given) how HOW (regexes). Through
+# uprobes the keys are numbers "[ID, MODE, HOW]", named by the legend lines
+# "@tranche[ID]: NAME" and "@lwmode[N]: NAME".
 lw_sum() {
-	awk -v map="$1" -v name="$2" -v mode="$3" '
+	awk -v map="$1" -v name="$2" -v mode="$3" -v how="${5:-.*}" '
 		/^@tranche\[[0-9]+\]: / { id = $1; gsub(/[^0-9]/, "", id); tr[id] = $2; next }
 		/^@lwmode\[[0-9]+\]: / { id = $1; gsub(/[^0-9]/, "", id); md[id] = $2; next }
 		index($0, map "[") == 1 {
 			key = substr($0, length(map) + 2); sub(/\]: .*/, "", key)
 			split(key, k, ", ")
-			line[++n] = k[1] SUBSEP k[2] SUBSEP $NF
+			line[++n] = k[1] SUBSEP k[2] SUBSEP k[3] SUBSEP $NF
 		}
 		END {
 			for (i = 1; i <= n; i++) {
 				split(line[i], f, SUBSEP)
 				t = (f[1] in tr) ? tr[f[1]] : f[1]
 				m = (f[2] in md) ? md[f[2]] : f[2]
-				if (t ~ "^(" name ")$" && m ~ "^(" mode ")$") s += f[3]
+				if (t ~ "^(" name ")$" && m ~ "^(" mode ")$" && f[3] ~ "^(" how ")$") s += f[4]
 			}
 			print s + 0
 		}' "$4"
@@ -45,6 +49,8 @@ ratio() {
 test_lwlocks() {
 	local v
 	cl_run pgbench -i -s 1 -q >/dev/null 2>&1
+	# Commits flush WAL themselves (the light test default is off).
+	cl_psql -c "alter system set synchronous_commit = on" -c "select pg_reload_conf()" >/dev/null
 	for v in waits all; do
 		render "lw-$v" lwlocks output=$v
 		render "lw-$v-uprobe" lwlocks output=$v probe=uprobe
@@ -83,6 +89,68 @@ test_lwlocks() {
 		check_near "pg$V: lwlocks output=all: $v acquisitions, uprobe/USDT ($b/$a)" \
 			"$(ratio "$b" "$a")" 1 0.02
 	done
+	# XLogFlush takes WALWrite with LWLockAcquireOrWait: "or-wait" when it
+	# got the lock, "or-wait-fail" when it slept until another backend's
+	# flush covered its commit. Both paths see every call.
+	a=$(lw_sum @acquired WALWrite LW_EXCLUSIVE "$E2E_TMP/lw-all.out" "or-wait|or-wait-fail")
+	b=$(lw_sum @acquired WALWrite LW_EXCLUSIVE "$E2E_TMP/lw-all-uprobe.out" "or-wait|or-wait-fail")
+	check_eq "pg$V: lwlocks output=all: WALWrite or-wait calls, about one per commit ($a)" \
+		"$((a >= 2000 && a <= 4000))" 1
+	check_near "pg$V: lwlocks output=all: WALWrite or-wait calls, uprobe/USDT ($b/$a)" \
+		"$(ratio "$b" "$a")" 1 0.02
+}
+
+# "EVENT TRANCHE MODE" of each event line of FILE, counted, sorted.
+lw_event_counts() {
+	awk '$1 ~ /^[0-9][0-9]:/ && $2 ~ /^[0-9]+$/ { print $3, $4, $5 }' "$1" | sort | uniq -c
+}
+
+test_lwlock_events() {
+	local pid v out fifo=$CL_DIR/session.in
+	cl_psql -c "create table lw (a int); insert into lw select generate_series(1, 1000)"
+	# One session, kept open, fed statements through a pipe in the
+	# cluster's directory (postgres can open it), opened here read-write so
+	# that neither side blocks; psql reads it with -f (a background job's
+	# stdin would be /dev/null).
+	mkfifo "$fifo" && chmod 666 "$fifo"
+	exec 7<>"$fifo"
+	pgbt_bg cl_psql -f "$fifo" >"$E2E_TMP/session.out" 2>&1
+	local session=$BG_PID
+	echo "set application_name = 'lw-events';" >&7
+	wait_for "select count(*) from pg_stat_activity where application_name = 'lw-events'"
+	pid=$(cl_psql -c "select pid from pg_stat_activity where application_name = 'lw-events'")
+	render lw-events lwlocks output=events pid="$pid"
+	render lw-events-uprobe lwlocks output=events pid="$pid" probe=uprobe
+	local pids=()
+	for v in events events-uprobe; do
+		bt_start "$E2E_TMP/lw-$v.bt" "$E2E_TMP/lw-$v.out"
+		pids+=("$BT_PID")
+	done
+	# \q rather than the end of input: the bpftrace processes started
+	# since inherited the pipe's write end.
+	printf '%s\n' "select count(*) from lw; insert into lw values (0); select pg_sleep(0.5);" '\q' >&7
+	exec 7>&-
+	for ((v = 0; v < 100; v++)); do pgbt_alive "$session" || break; sleep 0.1; done
+	pgbt_alive "$session" && fail "pg$V: the traced session did not end within 10 s"
+	pgbt_bg_stop "$session"
+	for v in "${pids[@]}"; do bt_stop "$v"; done
+
+	out=$E2E_TMP/lw-events.out
+	check_eq "pg$V: lwlocks output=events: the session's statements ran" \
+		"$(sed -n 1p "$E2E_TMP/session.out")" 1000
+	check_empty "pg$V: lwlocks output=events: bpftrace says nothing on stderr" \
+		"$(grep -hiE '^(warning|error)' "$out" "$E2E_TMP/lw-events-uprobe.out" | grep -v RLIMIT_MEMLOCK)"
+	check_eq "pg$V: lwlocks output=events: the scan's buffer lookups (BufferMapping LW_SHARED acquired)" \
+		"$(lw_event_counts "$out" | awk '$2 == "acquire" && $3 == "BufferMapping" && $4 == "LW_SHARED" { print ($1 >= 5) }')" 1
+	check_eq "pg$V: lwlocks output=events: USDT and uprobes print the same events" \
+		"$(lw_event_counts "$E2E_TMP/lw-events-uprobe.out")" "$(lw_event_counts "$out")"
+	check_eq "pg$V: lwlocks output=events: every acquisition is released (unbalanced tranches)" \
+		"$(awk '$1 ~ /^[0-9][0-9]:/ && $2 ~ /^[0-9]+$/ {
+				if ($3 == "release") r[$4]++
+				else if ($3 ~ /^(acquire|cond|or-wait)$/) a[$4]++
+			} END { for (k in a) if (a[k] != r[k]) print k, a[k], r[k]; for (k in r) if (!(k in a)) print k, 0, r[k] }' "$out")" ""
+	check_eq "pg$V: lwlocks output=events: only PID $pid" \
+		"$(awk '$1 ~ /^[0-9][0-9]:/ && $2 ~ /^[0-9]+$/ { print $2 }' "$out" "$E2E_TMP/lw-events-uprobe.out" | sort -u)" "$pid"
 }
 
 test_row_locks() {
@@ -122,6 +190,7 @@ for V in $PGBT_E2E_VERSIONS; do
 	cluster_start "$V"
 	test_row_locks
 	test_lwlocks
+	test_lwlock_events
 	cluster_stop
 done
 e2e_done
