@@ -24,11 +24,6 @@ source "$(dirname "$0")/../lib/lock-sessions.sh"
 # its symbol cache the output falls behind (the scripts' headers say so).
 export BPFTRACE_CACHE_USER_SYMBOLS=1
 
-session_bg() {
-	local file=$1
-	{ echo "select pg_backend_pid();"; cat; } | cl_psql >"$file" 2>&1 &
-}
-
 # SQL that waits until table NAME exists (created once tracing runs).
 wait_for_table() {
 	cat <<-SQL
@@ -143,32 +138,8 @@ deadlock_stacks() {
 	bt_start "$E2E_TMP/dl-waits.bt" "$w"; local bt1=$BT_PID
 	bt_start "$E2E_TMP/dl-events.bt" "$ev"; local bt2=$BT_PID
 	bt_start "$E2E_TMP/dl-json.bt" "$js"; local bt3=$BT_PID
-	# E lives on 1 s after its error, so bpftrace can name its frames.
-	session_bg "$E2E_TMP/e.out" <<-SQL
-	set deadlock_timeout = '200ms';
-	\set ON_ERROR_STOP 0
-	begin;
-	update d set a = a where a = 1;
-	select pg_sleep(0.3);
-	update d set a = a where a = 2;
-	rollback;
-	select pg_sleep(1);
-	SQL
-	local e_job=$!
-	local pid_f
-	pid_f=$(cl_psql <<-SQL 2>&1 | sed -n 1p
-	select pg_backend_pid();
-	set deadlock_timeout = '10s';
-	begin;
-	update d set a = a where a = 2;
-	select pg_sleep(0.3);
-	update d set a = a where a = 1;
-	commit;
-	SQL
-	)
-	wait "$e_job" || true
-	local pid_e; pid_e=$(head -n1 "$E2E_TMP/e.out")
-	check_contains "pg$V: E was the deadlock victim" "$(cat "$E2E_TMP/e.out")" "deadlock detected"
+	stage_deadlock 1    # E lives on 1 s after its error: bpftrace names its frames
+	local pid_e=$DEADLOCK_E pid_f=$DEADLOCK_F
 	sleep 0.5
 	bt_stop "$bt1"; bt_stop "$bt2"; bt_stop "$bt3"
 

@@ -21,13 +21,6 @@ source "$(dirname "$0")/../lib/lock-sessions.sh"
 
 K=25   # SELECTs on t counted by locks
 
-# Runs SQL (stdin) in the background, output to FILE; its first line is
-# the backend PID.
-session_bg() {
-	local file=$1
-	{ echo "select pg_backend_pid();"; cat; } | cl_psql >"$file" 2>&1 &
-}
-
 # The contention scenarios; sets PID_A .. PID_J, T_OID, D_OID, DB_OID.
 contention() {
 	cl_psql -c "create table t (a int); insert into t values (1), (2);
@@ -86,30 +79,8 @@ contention() {
 	check_contains "pg$V: I hit statement_timeout" "$(cat "$E2E_TMP/i.out")" "canceling statement due to statement timeout"
 	check_contains "pg$V: J was canceled" "$(cat "$E2E_TMP/j.out")" "canceling statement due to user request"
 
-	# E and F lock rows 1 and 2 in opposite orders. E checks for deadlock
-	# after 200 ms, F after 10 s, so E is the victim.
-	session_bg "$E2E_TMP/e.out" <<-SQL
-	set deadlock_timeout = '200ms';
-	begin;
-	update d set a = a where a = 1;
-	select pg_sleep(0.3);
-	update d set a = a where a = 2;
-	commit;
-	SQL
-	local e_job=$!
-	PID_F=$(cl_psql <<-SQL 2>&1 | sed -n 1p
-	select pg_backend_pid();
-	set deadlock_timeout = '10s';
-	begin;
-	update d set a = a where a = 2;
-	select pg_sleep(0.3);
-	update d set a = a where a = 1;
-	commit;
-	SQL
-	)
-	wait "$e_job" || true    # E fails: deadlock detected
-	PID_E=$(head -n1 "$E2E_TMP/e.out")
-	check_contains "pg$V: E was the deadlock victim" "$(cat "$E2E_TMP/e.out")" "deadlock detected"
+	stage_deadlock
+	PID_E=$DEADLOCK_E PID_F=$DEADLOCK_F
 }
 
 # Checks the lock-waits output FILE (label WHAT).

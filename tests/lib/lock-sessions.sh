@@ -1,5 +1,5 @@
 # Helpers for the lock and wait e2e tests: rendering a script for the current
-# cluster, and staging lock waits between sessions of it
+# cluster, and staging lock waits (and a deadlock) between sessions of it
 # (tests/lib/cluster.sh), finding a waiting backend and its wait in
 # pg_stat_activity. Messages name the version in $V.
 
@@ -61,4 +61,44 @@ psa_wait() {
 		sleep 0.05
 	done
 	echo "$got"
+}
+
+# Runs SQL from stdin in a background session (its job is $!) whose first
+# output line, in FILE, is its PID.
+session_bg() {
+	local file=$1
+	{ echo "select pg_backend_pid();"; cat; } | cl_psql >"$file" 2>&1 &
+}
+
+# E and F lock rows 1 and 2 of table d (the caller creates it) in opposite
+# orders. E checks for deadlock after 200 ms, F after 10 s, so E is the
+# victim; E's session stays LINGER seconds (default 0) after its error, so
+# that bpftrace can still name the frames of a live process. Sets
+# DEADLOCK_E and DEADLOCK_F (their PIDs); E's output is $E2E_TMP/e.out.
+stage_deadlock() {
+	local linger=${1:-0} e_job
+	session_bg "$E2E_TMP/e.out" <<-SQL
+	set deadlock_timeout = '200ms';
+	\set ON_ERROR_STOP 0
+	begin;
+	update d set a = a where a = 1;
+	select pg_sleep(0.3);
+	update d set a = a where a = 2;
+	rollback;
+	select pg_sleep($linger);
+	SQL
+	e_job=$!
+	DEADLOCK_F=$(cl_psql <<-SQL 2>&1 | sed -n 1p
+	select pg_backend_pid();
+	set deadlock_timeout = '10s';
+	begin;
+	update d set a = a where a = 2;
+	select pg_sleep(0.3);
+	update d set a = a where a = 1;
+	commit;
+	SQL
+	)
+	wait "$e_job" || true    # E fails: deadlock detected
+	DEADLOCK_E=$(head -n1 "$E2E_TMP/e.out")
+	check_contains "pg$V: E was the deadlock victim" "$(cat "$E2E_TMP/e.out")" "deadlock detected"
 }
