@@ -54,28 +54,27 @@ static void expect_absent(struct pgbt_target *t, const char *text, const struct 
 
 static void test_escape(void)
 {
+	static const struct {
+		const char *in;
+		size_t max;
+		const char *want;   /* as a bpftrace string literal */
+	} cases[] = {
+		{"public.t", 63, "public.t"},
+		{"a\"b\\c", 63, "a\\\\\\\"b\\\\\\\\c"},      /* a\"b\\c: JSON-safe */
+		{"x\n\xc3\xa9", 63, "x\\\\u000a\\303\\251"}, /* newline as \u000a, UTF-8 é */
+		{"\xe9\x7f", 63, "\\\\u00e9\\\\u007f"},      /* Latin-1 é, DEL as \u00XX */
+		{"abcdef", 3, "abc"},
+		/* cut before an escape or a character that would not fit whole */
+		{"ab\"", 3, "ab"},
+		{"ab\xc3\xa9", 3, "ab"},
+		{"a\xc3", 63, "a\\\\u00c3"},
+	};
 	char out[300];
 
-	pgbt_rows_escape("public.t", 63, out, sizeof(out));
-	CHECK_STR(out, "public.t");
-	/* the literal's value is a\"b\\c: JSON-safe */
-	pgbt_rows_escape("a\"b\\c", 63, out, sizeof(out));
-	CHECK_STR(out, "a\\\\\\\"b\\\\\\\\c");
-	/* a newline as \u000a, UTF-8 e-acute as its bytes */
-	pgbt_rows_escape("x\n\xc3\xa9", 63, out, sizeof(out));
-	CHECK_STR(out, "x\\\\u000a\\303\\251");
-	/* Latin-1 e-acute (not UTF-8) and DEL as \u00XX */
-	pgbt_rows_escape("\xe9\x7f", 63, out, sizeof(out));
-	CHECK_STR(out, "\\\\u00e9\\\\u007f");
-	pgbt_rows_escape("abcdef", 3, out, sizeof(out));
-	CHECK_STR(out, "abc");
-	/* cut before an escape or a character that would not fit whole */
-	pgbt_rows_escape("ab\"", 3, out, sizeof(out));
-	CHECK_STR(out, "ab");
-	pgbt_rows_escape("ab\xc3\xa9", 3, out, sizeof(out));
-	CHECK_STR(out, "ab");
-	pgbt_rows_escape("a\xc3", 63, out, sizeof(out));
-	CHECK_STR(out, "a\\\\u00c3");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		pgbt_rows_escape(cases[i].in, cases[i].max, out, sizeof(out));
+		CHECK_STR(out, cases[i].want);
+	}
 	CHECK(pgbt_rows_safe("a\\\\\\\"b\\\\u000a"));
 	CHECK(pgbt_rows_safe("a\\\"b\\\\c\\303"));
 	CHECK(!pgbt_rows_safe("a\"); system(\"x"));
