@@ -24,6 +24,13 @@ fi
 # noise floor and the one peer whose work grows with backends (psql-poll).
 : "${BENCH_SCALE_ROUNDS:=1}"
 : "${BENCH_CLIENTS:=2}"
+# pgbench threads (-j): one per client, so the clients are not the
+# bottleneck and -S saturates the CPUs (the worst case this bench claims).
+# With one thread for both clients pgbench itself limited -S to about half
+# the TPS, the CPUs stayed ~25% idle and backends slept in ClientRead on
+# nearly every statement: costs that come with sleeps (waits: ~3.5 us of
+# BPF time a wait) grew 3x and costs per CPU cycle hid in the idle time.
+: "${BENCH_THREADS:=$BENCH_CLIENTS}"
 # Modes of a script measured as rows of their own (bench/tracers.sh):
 # waits' watchpoint mode on one pgbench backend (issue 3 asks for it).
 : "${BENCH_VARIANTS=script:waits/mode=watch/pid=BACKEND}"
@@ -67,8 +74,8 @@ machine_facts() {
 	printf 'memory_mb,%s\n' "$(awk '/^MemTotal/ { print int($2 / 1024) }' /proc/meminfo)"
 	printf 'postgresql,"%s (%s)"\n' "$pgv" "$CL_BIN/postgres"
 	printf 'bpftrace,%s\n' "$bt"
-	printf 'bench,"seconds=%s rounds=%s rounds_check=%s warmup=%s clients=%s quick=%s"\n' \
-		"$BENCH_SECONDS" "$BENCH_ROUNDS" "$BENCH_ROUNDS_CHECK" "$BENCH_WARMUP" "$BENCH_CLIENTS" "${BENCH_QUICK:-0}"
+	printf 'bench,"seconds=%s rounds=%s rounds_check=%s warmup=%s clients=%s threads=%s quick=%s"\n' \
+		"$BENCH_SECONDS" "$BENCH_ROUNDS" "$BENCH_ROUNDS_CHECK" "$BENCH_WARMUP" "$BENCH_CLIENTS" "$BENCH_THREADS" "${BENCH_QUICK:-0}"
 }
 
 # build/calibrate, from bench/calibrate.c (make bench builds it too).

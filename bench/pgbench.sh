@@ -40,7 +40,7 @@
 
 pgbench_run() {
 	local shape=$1 config=$2 dir=$3
-	local args=(-n -c "$BENCH_CLIENTS" -j 1 -T 3600 --log --log-prefix="$dir/pgb")
+	local args=(-n -c "$BENCH_CLIENTS" -j "$BENCH_THREADS" -T 3600 --log --log-prefix="$dir/pgb")
 	local rate=$BENCH_SAMPLE_TPCB
 	if [[ $shape == select ]]; then
 		args+=(-S)

@@ -90,6 +90,7 @@ predict_write() {
 			inside = (pred >= lo[key] && pred <= hi[key])
 			if (f > 0 && f <= 2) v = inside ? "within 2x, inside the measured range" : "within 2x"
 			else if (f > 0) v = sprintf("off by %.1fx%s", f, inside ? " (inside the range of the runs)" : "")
+			else if (inside) v = "no slowdown measured; the prediction is inside the range of the runs"
 			else v = "disagrees: no measured slowdown"
 			printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%.4f,%.4f,%s,%s,%s,%s,%s,\"%s\"\n", $1, $2, $3, $4, hot[$3], srv[$3], a, rts,
 				base[key], phot, pred, ratio[key], lo[key], hi[key], (f < 0 ? "n/a" : sprintf("%.2f", f)), $5, v
