@@ -1,7 +1,6 @@
 /* Finding templates (built in, or in --scripts-dir) and listing them. */
 #include "cli.h"
 
-#include "buf.h"
 #include "embedded.h"
 
 #include <dirent.h>
@@ -60,31 +59,11 @@ static int read_source(const struct cli *cli, const char *rel, char **ret, size_
 	return 0;
 }
 
-/* The fragment named by a line "{{include NAME}}" (blanks around it
- * allowed), or 0 when the line is something else. */
-static int include_line(const char *line, size_t n, char *name, size_t name_len)
+/* scripts/include/NAME.bt, for {{include NAME}} (pgbt_template_load). */
+static int load_fragment(void *ctx, const char *name, char **ret, size_t *ret_len,
+			 struct pgbt_err *err)
 {
-	const char *end = line + n;
-	size_t k;
-
-	while (line < end && (*line == ' ' || *line == '\t'))
-		line++;
-	while (end > line && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
-		end--;
-	if (end - line < 13 || strncmp(line, "{{include ", 10) != 0 || strncmp(end - 2, "}}", 2) != 0)
-		return 0;
-	line += 10;
-	while (line < end - 2 && *line == ' ')
-		line++;
-	for (k = 0; line + k < end - 2 && line[k] != ' ' && k + 1 < name_len; k++)
-		name[k] = line[k];
-	name[k] = '\0';
-	return 1;
-}
-
-static int load_fragment(const struct cli *cli, const char *name, char **ret,
-			 size_t *ret_len, struct pgbt_err *err)
-{
+	const struct cli *cli = ctx;
 	char rel[96], origin[PATH_MAX];
 
 	if (check_name(name, err) < 0)
@@ -93,45 +72,10 @@ static int load_fragment(const struct cli *cli, const char *name, char **ret,
 	return read_source(cli, rel, ret, ret_len, origin, sizeof(origin), err);
 }
 
-/* Replaces each "{{include NAME}}" line of a template by the text of
- * scripts/include/NAME.bt, so scripts share tables (wait event names)
- * without C changes. Fragments do not include others. */
-static int expand_includes(const struct cli *cli, const char *script, const char *text,
-			   size_t len, struct pgbt_buf *out, struct pgbt_err *err)
-{
-	const char *p = text, *end = text + len;
-	int line = 0;
-
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
-		char name[64], *part;
-		size_t part_len;
-
-		line++;
-		if (!include_line(p, nl ? n - 1 : n, name, sizeof(name))) {
-			pgbt_buf_add(out, p, n);
-		} else if (load_fragment(cli, name, &part, &part_len, err) < 0) {
-			char why[sizeof(err->msg)];
-
-			snprintf(why, sizeof(why), "%s", err->msg);
-			return pgbt_fail(err, "%s: line %d: {{include %s}}: %s", script, line, name, why);
-		} else {
-			pgbt_buf_add(out, part, part_len);
-			if (part_len && part[part_len - 1] != '\n')
-				pgbt_buf_add(out, "\n", 1);
-			free(part);
-		}
-		p += n;
-	}
-	return out->oom ? pgbt_fail(err, "out of memory") : 0;
-}
-
 int cli_load_template(const struct cli *cli, const char *name,
 		      struct pgbt_template *ret, struct pgbt_err *err)
 {
 	char rel[64], origin[PATH_MAX], *text;
-	struct pgbt_buf full = { 0 };
 	size_t len;
 	int rc;
 
@@ -144,11 +88,8 @@ int cli_load_template(const struct cli *cli, const char *name,
 					 name, cli->scripts_dir, cli->scripts_dir);
 		return pgbt_fail(err, "no script '%s' (pgbt-gen list shows them)", name);
 	}
-	rc = expand_includes(cli, name, text, len, &full, err);
-	if (rc == 0)
-		rc = pgbt_template_parse(name, origin, full.s ? full.s : "", full.len, ret, err);
+	rc = pgbt_template_load(name, origin, text, len, load_fragment, (void *)cli, ret, err);
 	free(text);
-	pgbt_buf_free(&full);
 	return rc;
 }
 

@@ -74,8 +74,14 @@ static bool seen(struct pgbt_eval *ev, const char *expr)
 	return false;
 }
 
-static const char *param_value(const struct pgbt_template *tpl, const char *name)
+/* An argument of the fragment being rendered, else a parameter. */
+static const char *param_value(const struct pgbt_eval *ev, const char *name)
 {
+	const struct pgbt_template *tpl = ev->tpl;
+	const char *arg = pgbt_include_arg(ev->inc, name);
+
+	if (arg)
+		return arg;
 	for (size_t i = 0; i < tpl->nparams; i++)
 		if (strcmp(tpl->params[i].name, name) == 0)
 			return tpl->params[i].set ? tpl->params[i].value : tpl->params[i].def;
@@ -389,7 +395,10 @@ int pgbt_eval(struct pgbt_eval *ev, const char *expr_in, char *out, size_t outle
 		return rc;
 	}
 	if (expr[0] == '$') {
-		const char *val = param_value(ev->tpl, expr + 1);
+		const char *val = param_value(ev, expr + 1);
+		if (!val && ev->inc)
+			return pgbt_fail(err, "%s: fragment %s: {{ %s }}: no such argument or "
+					 "parameter", ev->tpl->name, ev->inc->name, expr);
 		if (!val)
 			return pgbt_fail(err, "%s: {{ %s }}: no such parameter", ev->tpl->name, expr);
 		snprintf(out, outlen, "%s", val);

@@ -27,6 +27,8 @@ struct pgbt_eval {
 	struct pgbt_binding loop[4];
 	size_t nloop;
 	int depth;                      /* of let expansion, against cycles */
+	const struct pgbt_include *inc; /* the fragment being rendered, whose
+					   arguments hide parameters */
 	pid_t in_pid;                   /* whose memory is read: a backend
 					   inside backend(), else 0 (postmaster) */
 	struct pgbt_buf prov;           /* "//   EXPR = VALUE ..." lines */

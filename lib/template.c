@@ -482,6 +482,15 @@ static int render_for(struct render *r, const struct tag *t, const struct tag *e
 	return rc;
 }
 
+/* The fragment whose text holds offset at, or NULL. */
+static const struct pgbt_include *include_at(const struct pgbt_template *tpl, size_t at)
+{
+	for (size_t i = 0; i < tpl->nincludes; i++)
+		if (at >= tpl->includes[i].from && at < tpl->includes[i].to)
+			return &tpl->includes[i];
+	return NULL;
+}
+
 static int render(struct render *r, const char *p, const char *e, struct pgbt_buf *out,
 		  struct pgbt_err *err)
 {
@@ -490,6 +499,7 @@ static int render(struct render *r, const char *p, const char *e, struct pgbt_bu
 	bool cond;
 
 	while (p < e && next_tag(r->text, p, e, &t)) {
+		r->ev.inc = include_at(r->ev.tpl, (size_t)(t.open - r->text));
 		if (is_block(t.inner, "if") || is_block(t.inner, "for")) {
 			emit_literal(r, out, p, t.from);
 			if (find_end(r, t.to, e, t.open, &els, &end, err) < 0)
@@ -627,4 +637,172 @@ int pgbt_template_render(const struct pgbt_template *tpl, struct pgbt_target *t,
 	pgbt_buf_free(&body);
 	pgbt_eval_free(&r.ev);
 	return rc;
+}
+
+/* ---- includes --------------------------------------------------------- */
+
+#define ARG_KEY_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+#define ARG_VALUE_CHARS ARG_KEY_CHARS ".-"
+
+const char *pgbt_include_arg(const struct pgbt_include *inc, const char *key)
+{
+	for (size_t i = 0; inc && i < inc->nargs; i++)
+		if (strcmp(inc->keys[i], key) == 0)
+			return inc->values[i];
+	return NULL;
+}
+
+/* "KEY=VALUE" into inc's arguments. */
+static int add_arg(struct pgbt_include *inc, const char *w, size_t n, struct pgbt_err *err)
+{
+	const char *eq = memchr(w, '=', n);
+	size_t kl = eq ? (size_t)(eq - w) : 0, vl = eq ? n - kl - 1 : 0;
+
+	if (!eq || !kl || kl >= sizeof(inc->keys[0]) || isdigit((unsigned char)w[0]) ||
+	    strspn(w, ARG_KEY_CHARS) != kl || !vl || vl >= sizeof(inc->values[0]) ||
+	    strspn(eq + 1, ARG_VALUE_CHARS) < vl)
+		return pgbt_fail(err, "'%.*s' is not KEY=VALUE (KEY: letters, digits, '_'; "
+				 "VALUE: also '.' and '-')", (int)n, w);
+	snprintf(inc->keys[inc->nargs], sizeof(inc->keys[0]), "%.*s", (int)kl, w);
+	if (pgbt_include_arg(inc, inc->keys[inc->nargs]))
+		return pgbt_fail(err, "%s is passed twice", inc->keys[inc->nargs]);
+	if (inc->nargs == PGBT_MAX_ARGS)
+		return pgbt_fail(err, "more than %d arguments", PGBT_MAX_ARGS);
+	snprintf(inc->values[inc->nargs++], sizeof(inc->values[0]), "%.*s", (int)vl, eq + 1);
+	return 0;
+}
+
+/* A line "{{include NAME [KEY=VALUE...]}}" (blanks around it allowed): 1
+ * with inc and tag (the trimmed line) filled in, 0 when the line is
+ * something else, -1 when an argument is malformed. */
+static int include_line(const char *line, size_t n, struct pgbt_include *inc, char *tag,
+			size_t tag_len, struct pgbt_err *err)
+{
+	const char *end = line + n, *w;
+
+	while (line < end && (*line == ' ' || *line == '\t'))
+		line++;
+	while (end > line && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+		end--;
+	if (end - line < 13 || strncmp(line, "{{include ", 10) != 0 || strncmp(end - 2, "}}", 2) != 0)
+		return 0;
+	snprintf(tag, tag_len, "%.*s", (int)(end - line), line);
+	memset(inc, 0, sizeof(*inc));
+	end -= 2;
+	for (w = line + 10; w < end && *w == ' '; w++)
+		;
+	for (size_t k = 0; w < end && *w != ' ' && *w != '\t'; w++)
+		if (k + 1 < sizeof(inc->name))
+			inc->name[k++] = *w;
+	while (w < end) {
+		size_t wl;
+
+		while (w < end && (*w == ' ' || *w == '\t'))
+			w++;
+		for (wl = 0; w + wl < end && w[wl] != ' ' && w[wl] != '\t'; wl++)
+			;
+		if (wl && add_arg(inc, w, wl, err) < 0)
+			return -1;
+		w += wl;
+	}
+	return 1;
+}
+
+/* Replaces each include line by its fragment, noting where it went. */
+static int expand_includes(const char *script, const char *text, size_t len,
+			   pgbt_fragment_reader *read, void *ctx, struct pgbt_buf *out,
+			   struct pgbt_include *incs, size_t *ninc, struct pgbt_err *err)
+{
+	const char *p = text, *end = text + len;
+	int line = 0;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p), part_len;
+		struct pgbt_include inc;
+		struct pgbt_err why = { "" };
+		char tag[256], *part;
+		int rc;
+
+		line++;
+		p += n;
+		rc = include_line(p - n, nl ? n - 1 : n, &inc, tag, sizeof(tag), &why);
+		if (rc == 0) {
+			pgbt_buf_add(out, p - n, n);
+			continue;
+		}
+		if (rc == 1 && *ninc == PGBT_MAX_INCLUDES)
+			rc = pgbt_fail(&why, "more than %d includes", PGBT_MAX_INCLUDES);
+		if (rc < 0 || read(ctx, inc.name, &part, &part_len, &why) < 0)
+			return pgbt_fail(err, "%s: line %d: %s: %s", script, line, tag, why.msg);
+		inc.from = out->len;
+		pgbt_buf_add(out, part, part_len);
+		if (part_len && part[part_len - 1] != '\n')
+			pgbt_buf_add(out, "\n", 1);
+		inc.to = out->len;
+		incs[(*ninc)++] = inc;
+		free(part);
+	}
+	return out->oom ? pgbt_fail(err, "out of memory") : 0;
+}
+
+/* Every $NAME read in the tags of a fragment is an argument its include
+ * passes or a parameter, whatever {{if}} it sits in. */
+static int check_arguments(const struct pgbt_template *tpl, const struct pgbt_include *inc,
+			   struct pgbt_err *err)
+{
+	const char *p = tpl->text + inc->from, *e = tpl->text + inc->to;
+	struct tag t;
+
+	for (; next_tag(tpl->text, p, e, &t); p = t.close) {
+		for (const char *d = strchr(t.inner, '$'); d; d = strchr(d + 1, '$')) {
+			size_t k = strspn(d + 1, ARG_KEY_CHARS);
+			char key[64], passed[512] = "";
+			int line = 1;
+
+			snprintf(key, sizeof(key), "%.*s", (int)k, d + 1);
+			if (!k || pgbt_include_arg(inc, key))
+				continue;
+			for (size_t i = 0; i < tpl->nparams; i++)
+				if (strcmp(tpl->params[i].name, key) == 0)
+					k = 0;
+			if (!k)
+				continue;
+			for (const char *q = tpl->text; q < t.open; q++)
+				line += *q == '\n';
+			for (size_t i = 0; i < inc->nargs; i++)
+				snprintf(passed + strlen(passed), sizeof(passed) - strlen(passed),
+					 " %s=%s", inc->keys[i], inc->values[i]);
+			return pgbt_fail(err, "%s:%d: fragment %s reads $%s, which its {{include}} "
+					 "does not pass (it passes:%s) and is no parameter", tpl->name,
+					 line, inc->name, key, inc->nargs ? passed : " nothing");
+		}
+	}
+	return 0;
+}
+
+int pgbt_template_load(const char *name, const char *origin, const char *text,
+		       size_t len, pgbt_fragment_reader *read, void *ctx,
+		       struct pgbt_template *ret, struct pgbt_err *err)
+{
+	struct pgbt_include incs[PGBT_MAX_INCLUDES];
+	struct pgbt_buf full = { 0 };
+	size_t ninc = 0;
+	int rc;
+
+	rc = expand_includes(name, text, len, read, ctx, &full, incs, &ninc, err);
+	if (rc == 0)
+		rc = pgbt_template_parse(name, origin, full.s ? full.s : "", full.len, ret, err);
+	pgbt_buf_free(&full);
+	if (rc < 0)
+		return -1;
+	memcpy(ret->includes, incs, ninc * sizeof(incs[0]));
+	ret->nincludes = ninc;
+	for (size_t i = 0; i < ninc; i++) {
+		if (check_arguments(ret, &ret->includes[i], err) < 0) {
+			pgbt_template_free(ret);
+			return -1;
+		}
+	}
+	return 0;
 }

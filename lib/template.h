@@ -47,9 +47,15 @@
  * Shared text, on a line of its own:
  *   {{include wait-event-names}}  the text of scripts/include/NAME.bt (built
  *        in, or under --scripts-dir), inserted by pgbt-gen when it loads the
- *        template (gen/scripts.c), before anything else is read: always,
- *        whatever {{if}} it sits in; line numbers in errors count the
- *        inserted lines. Fragments do not include others.
+ *        template (pgbt_template_load), before anything else is read:
+ *        always, whatever {{if}} it sits in; line numbers in errors count
+ *        the inserted lines. Fragments do not include others.
+ *   {{include lock-tag fields=acquire}}  the same with arguments (KEY=VALUE,
+ *        letters, digits, '_', '.', '-'): inside that copy of the fragment
+ *        $fields reads like a parameter ({{ $fields }}, {{if $fields ==
+ *        acquire}}) and hides a parameter of that name; outside it, nothing
+ *        changes. A fragment reading a $NAME that is neither passed nor a
+ *        parameter is an error at load, naming the fragment and NAME.
  *   {{for R in relations limit $max_relations}} @relname[{{R.db}}, {{R.oid}}]
  *        = "{{R.name}}"; {{end}}   rows the generator was given
  *        (pgbt_template_add_rows: a database's catalog, with -d CONNINFO),
@@ -76,6 +82,8 @@
 #define PGBT_MAX_PARAMS 16
 #define PGBT_MAX_LETS 32
 #define PGBT_MAX_TABLES 4
+#define PGBT_MAX_INCLUDES 16
+#define PGBT_MAX_ARGS 4
 
 enum pgbt_param_type { PARAM_INT, PARAM_CHOICE, PARAM_IDENT, PARAM_BACKEND };
 
@@ -95,6 +103,16 @@ struct pgbt_let {
 	char expr[256];
 };
 
+/* Where {{include NAME KEY=VALUE...}} put a fragment's text, and its
+ * arguments. */
+struct pgbt_include {
+	char name[48];
+	size_t from, to;        /* offsets in the template's text */
+	char keys[PGBT_MAX_ARGS][32];
+	char values[PGBT_MAX_ARGS][64];
+	size_t nargs;
+};
+
 struct pgbt_template {
 	char name[64];
 	char summary[200];
@@ -107,6 +125,8 @@ struct pgbt_template {
 	size_t nlets;
 	const struct pgbt_rows *tables[PGBT_MAX_TABLES];   /* not owned */
 	size_t ntables;
+	struct pgbt_include includes[PGBT_MAX_INCLUDES];
+	size_t nincludes;
 };
 
 /* Requirements, found by reading the template without a target. */
@@ -120,6 +140,19 @@ struct pgbt_needs {
 int pgbt_template_parse(const char *name, const char *origin, const char *text,
 			size_t len, struct pgbt_template *ret, struct pgbt_err *err);
 void pgbt_template_free(struct pgbt_template *tpl);
+
+/* The text of fragment NAME (scripts/include/NAME.bt): *ret malloc'ed. */
+typedef int pgbt_fragment_reader(void *ctx, const char *name, char **ret,
+				 size_t *ret_len, struct pgbt_err *err);
+
+/* pgbt_template_parse after replacing each "{{include NAME [KEY=VALUE...]}}"
+ * line by the fragment's text (read with read). */
+int pgbt_template_load(const char *name, const char *origin, const char *text,
+		       size_t len, pgbt_fragment_reader *read, void *ctx,
+		       struct pgbt_template *ret, struct pgbt_err *err);
+
+/* The value of argument key of the include inc (NULL: not passed). */
+const char *pgbt_include_arg(const struct pgbt_include *inc, const char *key);
 
 /* NAME=VALUE from the command line: unknown names and values that do not
  * match the parameter's type are errors naming both. */

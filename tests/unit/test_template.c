@@ -14,6 +14,27 @@ static char fixtures[512];
 
 #define HEADER "/*\n * t\tA test template.\n */\n"
 
+/* The fragments {{include NAME}} finds: "tag" reads the argument $how,
+ * "mixed" the parameter $m too, and $how only when m=b. */
+static const char *const fragments[][2] = {
+	{ "tag", "[{{if $how == acquire}}acq{{else}}rel{{end}} {{$how}}]\n" },
+	{ "mixed", "{{if $m == b}}\n{{$how}}\n{{else}}\n{{ $m }}\n{{end}}" },
+};
+
+static int read_fragment(void *ctx, const char *name, char **ret, size_t *ret_len,
+			 struct pgbt_err *err)
+{
+	(void)ctx;
+	for (size_t i = 0; i < sizeof(fragments) / sizeof(fragments[0]); i++) {
+		if (strcmp(fragments[i][0], name) != 0)
+			continue;
+		*ret = strdup(fragments[i][1]);
+		*ret_len = strlen(fragments[i][1]);
+		return *ret ? 0 : pgbt_fail(err, "out of memory");
+	}
+	return pgbt_fail(err, "no fragment %s", name);
+}
+
 /* Renders text as template "t" with parameters; NULL on error (in err). */
 static char *render(struct pgbt_target *t, const char *text, const char *param,
 		    struct pgbt_err *err)
@@ -22,7 +43,7 @@ static char *render(struct pgbt_target *t, const char *text, const char *param,
 	char *out = NULL;
 
 	err->msg[0] = '\0';
-	if (pgbt_template_parse("t", "test", text, strlen(text), &tpl, err) < 0)
+	if (pgbt_template_load("t", "test", text, strlen(text), read_fragment, NULL, &tpl, err) < 0)
 		return NULL;
 	if (!param || pgbt_template_set_param(&tpl, param, err) == 0)
 		pgbt_template_render(&tpl, t, &out, err);
@@ -139,6 +160,43 @@ static void test_needs(void)
 }
 
 /* The language itself, on an offline target. */
+/* {{include NAME KEY=VALUE...}}: arguments read like parameters inside
+ * that copy of the fragment only. */
+static void test_include(struct pgbt_target *t)
+{
+#define HOW "//@ param how choice:acquire|release|other other a parameter of the same name\n"
+#define M "//@ param m choice:a|b a a mode\n"
+	expect(t, HEADER "x\n{{include tag how=acquire}}\ny\n", NULL, "\nx\n[acq acquire]\ny\n");
+	expect(t, HEADER "{{include tag how=acquire}}\n  {{include tag how=release}}  \n", NULL,
+	       "\n[acq acquire]\n[rel release]\n");
+	/* the parameter of the same name, before and after the fragment */
+	expect(t, HEADER HOW "{{$how}}\n{{include tag how=acquire}}\n{{$how}} {{if $how == other}}p{{end}}\n",
+	       NULL, "\nother\n[acq acquire]\nother p\n");
+	expect(t, HEADER HOW "{{include tag how=release}}\n{{$how}}\n", "how=acquire",
+	       "\n[rel release]\nacquire\n");
+	/* a fragment reads parameters too */
+	expect(t, HEADER M "{{include mixed how=x-1.0}}\n", NULL, "\na\n");
+	expect(t, HEADER M "{{include mixed how=x-1.0}}\n", "m=b", "\nx-1.0\n");
+	/* an argument not passed: an error even where the fragment does not render it */
+	expect_error(t, HEADER "{{include tag}}\n", NULL,
+		     "t:4: fragment tag reads $how, which its {{include}} does not pass "
+		     "(it passes: nothing) and is no parameter");
+	expect_error(t, HEADER M "{{include mixed}}\n", NULL, "fragment mixed reads $how");
+	expect_error(t, HEADER "{{include tag hwo=acquire}}\n", NULL,
+		     "fragment tag reads $how, which its {{include}} does not pass (it passes: "
+		     "hwo=acquire)");
+	/* malformed arguments */
+	expect_error(t, HEADER "{{include tag how}}\n", NULL,
+		     "t: line 4: {{include tag how}}: 'how' is not KEY=VALUE");
+	expect_error(t, HEADER "{{include tag how=}}\n", NULL, "'how=' is not KEY=VALUE");
+	expect_error(t, HEADER "{{include tag =x}}\n", NULL, "'=x' is not KEY=VALUE");
+	expect_error(t, HEADER "{{include tag how=a\"b}}\n", NULL, "'how=a\"b' is not KEY=VALUE");
+	expect_error(t, HEADER "{{include tag how=a how=b}}\n", NULL, "how is passed twice");
+	expect_error(t, HEADER "{{include nope}}\n", NULL, "t: line 4: {{include nope}}: no fragment nope");
+#undef HOW
+#undef M
+}
+
 static void test_language(struct pgbt_target *t)
 {
 	expect(t, HEADER "//@ param n int:1..9 3 a number\nn={{ $n }};\n", NULL, "n=3;\n");
@@ -190,6 +248,7 @@ static void test_language(struct pgbt_target *t)
 	expect_error(t, HEADER "{{ $nope }}\n", NULL, "no such parameter");
 	expect_error(t, HEADER "{{if frob(1)}}{{end}}\n", NULL, "cannot understand the condition");
 	expect_error(t, HEADER "//@ let a = a\n{{a}}\n", NULL, "refers to itself");
+	test_include(t);
 }
 
 /* Types: the same answers from DWARF and from the built-in layout. */
