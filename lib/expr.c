@@ -77,15 +77,12 @@ static bool seen(struct pgbt_eval *ev, const char *expr)
 /* An argument of the fragment being rendered, else a parameter. */
 static const char *param_value(const struct pgbt_eval *ev, const char *name)
 {
-	const struct pgbt_template *tpl = ev->tpl;
 	const char *arg = pgbt_include_arg(ev->inc, name);
+	const struct pgbt_param *p = pgbt_template_param(ev->tpl, name);
 
 	if (arg)
 		return arg;
-	for (size_t i = 0; i < tpl->nparams; i++)
-		if (strcmp(tpl->params[i].name, name) == 0)
-			return tpl->params[i].set ? tpl->params[i].value : tpl->params[i].def;
-	return NULL;
+	return p ? (p->set ? p->value : p->def) : NULL;
 }
 
 static int need_live(struct pgbt_eval *ev, const char *expr, struct pgbt_err *err)
@@ -351,9 +348,8 @@ static int eval_in_backend(struct pgbt_eval *ev, const char *expr, const char *a
 		return pgbt_fail(err, "%s: {{ %s }}: want backend($PARAM, EXPR)", ev->tpl->name, expr);
 	pgbt_trim(args, (size_t)(comma - args), name, sizeof(name));
 	pgbt_trim(comma + 1, strlen(comma + 1), inner, sizeof(inner));
-	for (size_t i = 0; name[0] == '$' && i < ev->tpl->nparams; i++)
-		if (strcmp(ev->tpl->params[i].name, name + 1) == 0)
-			p = &ev->tpl->params[i];
+	if (name[0] == '$')
+		p = pgbt_template_param(ev->tpl, name + 1);
 	if (!p || p->type != PARAM_BACKEND)
 		return pgbt_fail(err, "%s: {{ %s }}: '%s' is not a parameter of type backend",
 				 ev->tpl->name, expr, name);

@@ -189,6 +189,14 @@ void pgbt_template_free(struct pgbt_template *tpl)
 	tpl->text = NULL;
 }
 
+const struct pgbt_param *pgbt_template_param(const struct pgbt_template *tpl, const char *name)
+{
+	for (size_t i = 0; i < tpl->nparams; i++)
+		if (strcmp(tpl->params[i].name, name) == 0)
+			return &tpl->params[i];
+	return NULL;
+}
+
 int pgbt_template_set_param(struct pgbt_template *tpl, const char *assignment,
 			    struct pgbt_err *err)
 {
@@ -285,12 +293,18 @@ struct render {
 	bool marked;            /* provenance mark emitted */
 };
 
-static int line_of(const struct render *r, const char *at)
+/* The line of text that at is on, from 1. */
+static int line_in(const char *text, const char *at)
 {
 	int line = 1;
-	for (const char *p = r->text; p < at; p++)
+	for (const char *p = text; p < at; p++)
 		line += *p == '\n';
 	return line;
+}
+
+static int line_of(const struct render *r, const char *at)
+{
+	return line_in(r->text, at);
 }
 
 /* Copies literal text, dropping "//@" lines; the first becomes the mark
@@ -378,13 +392,33 @@ static int render(struct render *r, const char *p, const char *e, struct pgbt_bu
 
 /* {{for R in NAME [limit EXPR]}}: one iteration per row the generator was
  * given (none when it was given no such rows), at most EXPR of them. */
+/* The body of a {{for}} once for each of the first n rows, with var bound
+ * to the row ({{VAR.COLUMN}}). */
+static int render_rows(struct render *r, const struct tag *t, const struct tag *end,
+		       const char *var, const struct pgbt_rows *rows, size_t n,
+		       struct pgbt_buf *out, struct pgbt_err *err)
+{
+	int rc = 0;
+
+	snprintf(r->ev.loop[r->ev.nloop].name, sizeof(r->ev.loop[0].name), "%s", var);
+	r->ev.loop[r->ev.nloop].rows = rows;
+	r->ev.loop[r->ev.nloop].item = NULL;
+	r->ev.nloop++;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		r->ev.loop[r->ev.nloop - 1].row = i;
+		rc = render(r, t->to, end->from, out, err);
+	}
+	r->ev.nloop--;
+	r->ev.loop[r->ev.nloop].rows = NULL;
+	return rc;
+}
+
 static int render_rows_for(struct render *r, const struct tag *t, const struct tag *end,
 			   struct pgbt_buf *out, struct pgbt_err *err)
 {
 	char var[32], what[64], limit[256] = "", value[64], *endp;
 	const struct pgbt_rows *rows = NULL;
 	size_t n = 0, max = (size_t)-1;
-	int rc = 0;
 
 	if (sscanf(t->inner, "for %31s in %63s limit %255[^\n]", var, what, limit) < 2 ||
 	    r->ev.nloop == sizeof(r->ev.loop) / sizeof(r->ev.loop[0]))
@@ -408,17 +442,7 @@ static int render_rows_for(struct render *r, const struct tag *t, const struct t
 				rows->nrows, rows->origin,
 				n < rows->nrows ? "; the rest print as OIDs" : "");
 	}
-	snprintf(r->ev.loop[r->ev.nloop].name, sizeof(r->ev.loop[0].name), "%s", var);
-	r->ev.loop[r->ev.nloop].rows = rows;
-	r->ev.loop[r->ev.nloop].item = NULL;
-	r->ev.nloop++;
-	for (size_t i = 0; i < n && rc == 0; i++) {
-		r->ev.loop[r->ev.nloop - 1].row = i;
-		rc = render(r, t->to, end->from, out, err);
-	}
-	r->ev.nloop--;
-	r->ev.loop[r->ev.nloop].rows = NULL;
-	return rc;
+	return render_rows(r, t, end, var, rows, n, out, err);
 }
 
 /* {{for S in strings(ARRAY)}}: one iteration per element of a global
@@ -428,7 +452,7 @@ static int render_strings_for(struct render *r, const struct tag *t, const struc
 {
 	char var[32], what[256], how[PGBT_HOW_LEN];
 	struct pgbt_rows rows;
-	int rc = 0;
+	int rc;
 
 	if (sscanf(t->inner, "for %31s in strings(%255[^)])", var, what) != 2 ||
 	    r->ev.nloop == sizeof(r->ev.loop) / sizeof(r->ev.loop[0]))
@@ -438,16 +462,7 @@ static int render_strings_for(struct render *r, const struct tag *t, const struc
 	if (pgbt_target_strings(r->ev.t, what, 63, &rows, how, err) < 0)
 		return pgbt_fail_prefix(err, "%s:%d", r->ev.tpl->name, line_of(r, t->open));
 	pgbt_buf_printf(&r->ev.prov, "//   strings(%s): %s\n", what, how);
-	snprintf(r->ev.loop[r->ev.nloop].name, sizeof(r->ev.loop[0].name), "%s", var);
-	r->ev.loop[r->ev.nloop].rows = &rows;
-	r->ev.loop[r->ev.nloop].item = NULL;
-	r->ev.nloop++;
-	for (size_t i = 0; i < rows.nrows && rc == 0; i++) {
-		r->ev.loop[r->ev.nloop - 1].row = i;
-		rc = render(r, t->to, end->from, out, err);
-	}
-	r->ev.nloop--;
-	r->ev.loop[r->ev.nloop].rows = NULL;
+	rc = render_rows(r, t, end, var, &rows, rows.nrows, out, err);
 	pgbt_rows_free(&rows);
 	return rc;
 }
@@ -758,24 +773,16 @@ static int check_arguments(const struct pgbt_template *tpl, const struct pgbt_in
 		for (const char *d = strchr(t.inner, '$'); d; d = strchr(d + 1, '$')) {
 			size_t k = strspn(d + 1, ARG_KEY_CHARS);
 			char key[64], passed[512] = "";
-			int line = 1;
 
 			snprintf(key, sizeof(key), "%.*s", (int)k, d + 1);
-			if (!k || pgbt_include_arg(inc, key))
+			if (!k || pgbt_include_arg(inc, key) || pgbt_template_param(tpl, key))
 				continue;
-			for (size_t i = 0; i < tpl->nparams; i++)
-				if (strcmp(tpl->params[i].name, key) == 0)
-					k = 0;
-			if (!k)
-				continue;
-			for (const char *q = tpl->text; q < t.open; q++)
-				line += *q == '\n';
 			for (size_t i = 0; i < inc->nargs; i++)
 				snprintf(passed + strlen(passed), sizeof(passed) - strlen(passed),
 					 " %s=%s", inc->keys[i], inc->values[i]);
 			return pgbt_fail(err, "%s:%d: fragment %s reads $%s, which its {{include}} "
 					 "does not pass (it passes:%s) and is no parameter", tpl->name,
-					 line, inc->name, key, inc->nargs ? passed : " nothing");
+					 line_in(tpl->text, t.open), inc->name, key, inc->nargs ? passed : " nothing");
 		}
 	}
 	return 0;

@@ -154,6 +154,9 @@ int pgbt_template_load(const char *name, const char *origin, const char *text,
 /* The value of argument key of the include inc (NULL: not passed). */
 const char *pgbt_include_arg(const struct pgbt_include *inc, const char *key);
 
+/* The parameter NAME (without '$'), or NULL. */
+const struct pgbt_param *pgbt_template_param(const struct pgbt_template *tpl, const char *name);
+
 /* NAME=VALUE from the command line: unknown names and values that do not
  * match the parameter's type are errors naming both. */
 int pgbt_template_set_param(struct pgbt_template *tpl, const char *assignment,

@@ -159,7 +159,6 @@ static void test_needs(void)
 	pgbt_template_free(&tpl);
 }
 
-/* The language itself, on an offline target. */
 /* {{include NAME KEY=VALUE...}}: arguments read like parameters inside
  * that copy of the fragment only. */
 static void test_include(struct pgbt_target *t)
@@ -197,6 +196,7 @@ static void test_include(struct pgbt_target *t)
 #undef M
 }
 
+/* The language itself, on an offline target. */
 static void test_language(struct pgbt_target *t)
 {
 	expect(t, HEADER "//@ param n int:1..9 3 a number\nn={{ $n }};\n", NULL, "n=3;\n");
