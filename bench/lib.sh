@@ -60,6 +60,9 @@ stat_median() { sort -g | awk '{ v[NR] = $1 } END { if (!NR) { print "nan"; exit
 	print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 stat_min() { sort -g | head -n1; }
 stat_max() { sort -g | tail -n1; }
+# The traced window against the mean of the two baseline windows around
+# it: ratio TRACED BASE1 BASE2.
+traced_ratio() { awk -v t="$1" -v a="$2" -v b="$3" 'BEGIN { printf "%.4f", 2 * t / (a + b) }'; }
 
 # The machine, as "key,value" lines (CSV) for results/machine.csv.
 machine_facts() {

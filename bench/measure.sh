@@ -67,8 +67,8 @@ measure_config() {
 		others+=("$busiest")
 		base_tps+=("$(awk -v a="$b1" -v b="$b2" 'BEGIN { printf "%.1f", (a + b) / 2 }')")
 		base_p99+=("$(awk -v a="$p1" -v b="$p2" 'BEGIN { printf "%.3f", (a + b) / 2 }')")
-		tps_ratios+=("$(awk -v t="$t" -v a="$b1" -v b="$b2" 'BEGIN { printf "%.4f", 2 * t / (a + b) }')")
-		p99_ratios+=("$(awk -v t="$pt" -v a="$p1" -v b="$p2" 'BEGIN { printf "%.4f", 2 * t / (a + b) }')")
+		tps_ratios+=("$(traced_ratio "$t" "$b1" "$b2")")
+		p99_ratios+=("$(traced_ratio "$pt" "$p1" "$p2")")
 		if [[ $bns != nan ]]; then
 			# BPF time as a share of all CPUs, and per program run.
 			bpf_pct+=("$(awk -v n="$bns" -v c="$(nproc)" 'BEGIN { printf "%.3f", 100 * n / (c * 1e9) }')")

@@ -56,7 +56,7 @@ _count_events() {
 	# measurement of the bare probe's cost (the program only counts).
 	printf '%s,%s,%s,%s,%s\n' "$shape" "$config" "$probe" \
 		"$(awk -v n="$per_s" -v t="$tps" 'BEGIN { printf "%.3f", n / t }')" \
-		"$(awk -v t="$tps" -v a="$b1" -v b="$b2" 'BEGIN { printf "%.4f", 2 * t / (a + b) }')" >>"$BENCH_WORK/events.csv"
+		"$(traced_ratio "$tps" "$b1" "$b2")" >>"$BENCH_WORK/events.csv"
 	bench_log "predict: $config on $shape: $per_s $probe events/s at $tps TPS (baselines $b1, $b2; BPF $RUN_BPF ns/s runs/s)"
 }
 
