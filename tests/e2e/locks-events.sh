@@ -144,10 +144,11 @@ deadlock_stacks() {
 	bt_stop "$bt1"; bt_stop "$bt2"; bt_stop "$bt3"
 
 	# lock-waits: E's line, then (after an empty line) its stack: ProcSleep
-	# first, the caller line last.
+	# first, the caller line last. Frames are indented; any other line (the
+	# next wait's, END's summary) ends a stack.
 	local stack
 	stack=$(awk -v p="$pid_e" '$1 ~ /^[0-9][0-9]:/ { on = ($2 == p); if (on) print $5; next }
-		on && NF { $1 = $1; print }' "$w")
+		on && /^[ \t]/ { $1 = $1; print; next } NF { on = 0 }' "$w")
 	check_eq "pg$V: lock-waits: E's deadlock line, then ProcSleep's frame" \
 		"$(sed -n 1,2p <<<"$stack" | paste -sd' ')" "deadlock ProcSleep+0"
 	check_eq "pg$V: lock-waits: E's stack ends with its caller" \
@@ -158,10 +159,14 @@ deadlock_stacks() {
 	fi
 	check_eq "pg$V: lock-waits: F's granted wait has no stack" \
 		"$(awk -v p="$pid_f" '$1 ~ /^[0-9][0-9]:/ { on = ($2 == p); if (on) print $5; next }
-			on && NF { print "frame" }' "$w" | paste -sd' ')" "granted"
+			on && /^[ \t]/ { print "frame"; next } NF { on = 0 }' "$w" | paste -sd' ')" "granted"
+	check_eq "pg$V: lock-waits: no backend listed as still waiting at the end" \
+		"$(awk '/^Backends still waiting/ { on = 1; next } /^Holders/ { on = 0 } on && NF' "$w" | wc -l)" 0
+	check_eq "pg$V: lock-waits: the end's list is there (a wait was seen)" \
+		"$(grep -c '^Backends still waiting' "$w")" 1
 	# locks: E's deadlock line and DeadLockReport's stack; F has no deadlock
 	stack=$(awk -v p="$pid_e" '$1 ~ /^[0-9][0-9]:/ { on = ($2 == p && $3 == "deadlock"); if (on) print $3; next }
-		on && NF { $1 = $1; print }' "$ev")
+		on && /^[ \t]/ { $1 = $1; print; next } NF { on = 0 }' "$ev")
 	check_eq "pg$V: locks events: E's deadlock line, then DeadLockReport's frame" \
 		"$(sed -n 1,2p <<<"$stack" | paste -sd' ')" "deadlock DeadLockReport+0"
 	check_eq "pg$V: locks events: the deadlock stack ends with its caller" \
