@@ -77,7 +77,7 @@ peer_start_wait-watchpoints() {
 		proc=$(_peek_u64 "$pid" "$myproc") || continue
 		[[ $proc == 0x0000000000000000 ]] && continue
 		if [[ -n ${PEER_COUNT_ONLY:-} ]]; then    # bench/predict.sh counts events
-			printf 'watchpoint:0x%x:4:w { @n = count(); }\n' $((proc + off))
+			printf 'watchpoint:0x%x:4:w { @n[probe] = count(); }\n' $((proc + off))
 		else
 			printf 'watchpoint:0x%x:4:w { @events[pid, *(uint32 *)uptr(0x%x)] = count(); }\n' \
 				$((proc + off)) $((proc + off))
@@ -88,7 +88,7 @@ peer_start_wait-watchpoints() {
 		TRACER_ERROR="no pgbench backend found to watch"
 		return 1
 	fi
-	[[ -n ${PEER_COUNT_ONLY:-} ]] && echo 'interval:s:1 { print(@n); clear(@n); }' >>"$dir/trace.bt"
+	[[ -n ${PEER_COUNT_ONLY:-} ]] && printf '%s\n' 'interval:s:1 { printf("--\n"); print(@n); clear(@n); }' 'END { clear(@n); }' >>"$dir/trace.bt"
 	bt_launch "$dir/trace.bt" "$dir/trace.out"
 }
 

@@ -182,10 +182,13 @@ report_md() {
 		echo "## Predicted against measured (PostgreSQL $ma)"
 		echo
 		echo "Predicted TPS ratio = 1 / (1 + extra us per transaction x baseline TPS / clients), where extra us ="
-		echo "events per transaction x server cost per event + round trips per transaction x armed cost per round trip"
-		echo "(hot-loop column: events x hot-loop cost only, the model of the first bench)."
+		echo "the sum over the tracer's probes of events per transaction x server cost per event, + round trips per"
+		echo "transaction x armed cost per round trip of each probe type, where calibrate tells it from zero (lower"
+		echo "quartile above 0; else 0). Hot-loop column: events x hot-loop cost only,"
+		echo "the model of the first bench). Events: per transaction, by the probe-cost row each event pays (a uprobe"
+		echo "by its function's first instruction; uretprobe+shared: the entry breakpoint is a uprobe's too)."
 		echo
-		echo "| tracer | shape | probe | events/txn | server us/event | armed us/rt x rts | predicted TPS (hot loop) | predicted TPS | measured TPS | factor | verdict | probe alone (counting run) |"
+		echo "| tracer | shape | events/txn by probe type | events/txn | server us/txn | armed us/rt x rts | predicted TPS (hot loop) | predicted TPS | measured TPS | factor | verdict | probes alone (counting run) |"
 		echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 		awk -F, 'NR > 1 { v = $0; sub(/^[^"]*"/, "", v); sub(/"$/, "", v)
 			printf "| %s | %s | %s | %.2f | %.2f | %.2f x %d | %+.1f%% | %+.1f%% | %+.1f%% (%+.1f..%+.1f) | %s | %s | %s |\n",
@@ -194,7 +197,7 @@ report_md() {
 			"$BENCH_WORK/prediction.csv"
 		echo
 		echo "factor: the larger of predicted/measured and measured/predicted slowdown (target: at most 2);"
-		echo "when the prediction falls inside the measured range, the difference is noise. probe alone: the TPS change"
+		echo "when the prediction falls inside the measured range, the difference is noise. probes alone: the TPS change"
 		echo "of the run that counted the events (an A-B-A run whose program only counts): a second measurement."
 	fi
 	if [[ $(wc -l <"$BENCH_WORK/gen-speed.csv") -gt 1 ]]; then

@@ -11,9 +11,12 @@
 #                 stands for the PID of one of pgbench's backends, e.g.
 #                 script:waits/mode=watch/pid=BACKEND
 #   peer:NAME     another way to get the same kind of answer (bench/peers.sh)
-#   count:SPEC    only counts the events of bpftrace probe SPEC, printing
-#                 the count every second (bench/predict.sh)
+#   count:SPEC    only counts the events of bpftrace probe SPEC, by attach
+#                 point, printing the counts every second (bench/predict.sh)
 #   countpeer:NAME  the same for a peer's own probes
+#   countscript:NAME  the same for every attach point of script NAME as
+#                 pgbt-gen renders it (each hit traps, whatever the script's
+#                 predicates then decide, so none is kept)
 #
 #   tracer_start CONFIG DIR   start it for the current cluster; returns once
 #                             it is attached. On failure returns 1 with the
@@ -37,14 +40,36 @@ tracer_start() {
 	script:*) script_start "${config#script:}" "$dir" ;;
 	peer:*) "peer_start_${config#peer:}" "$dir" ;;
 	count:*)
-		printf '%s { @n = count(); }\ninterval:s:1 { print(@n); clear(@n); }\n' \
-			"${config#count:}" >"$dir/trace.bt"
+		count_program "${config#count:}" >"$dir/trace.bt"
+		bt_launch "$dir/trace.bt" "$dir/trace.out" ;;
+	countscript:*)
+		script_start "${config#countscript:}" "$dir" render || return 1
+		count_program "$(attach_points "$dir/trace.bt" | paste -sd,)" >"$dir/trace.bt"
 		bt_launch "$dir/trace.bt" "$dir/trace.out" ;;
 	countpeer:*) PEER_COUNT_ONLY=1 "peer_start_${config#countpeer:}" "$dir" ;;
 	*) TRACER_ERROR="unknown config $config"; return 1 ;;
 	esac
 }
 
+# A program counting the events of SPEC (attach points, comma-separated)
+# by attach point; every second a "--" line, then the counts (not at the
+# end: the last second is partial).
+count_program() {
+	printf '%s { @n[probe] = count(); }\n' "$1"
+	printf 'interval:s:1 { printf("--\\n"); print(@n); clear(@n); }\nEND { clear(@n); }\n'
+}
+
+# The attach points of bpftrace program FILE that fire in the traced
+# processes, one per line (not BEGIN, END or interval).
+attach_points() {
+	awk '/^(uprobe|uretprobe|usdt|watchpoint|tracepoint):/ {
+		line = $0; sub(/[ \t]*\{?[ \t]*$/, "", line)
+		n = split(line, part, /,[ \t]*/)
+		for (i = 1; i <= n; i++) if (part[i] != "") print part[i] }' "$1" | sort -u
+}
+
+# script_start NAME[/P=V...] DIR [render]: renders to DIR/trace.bt and
+# starts it (with "render", only renders).
 script_start() {
 	local name=${1%%/*} dir=$2 var args=() p backend
 	var=BENCH_ARGS_${name//-/_}
@@ -63,6 +88,7 @@ script_start() {
 		TRACER_ERROR="render failed: $(head -n1 "$dir/render.err")"
 		return 1
 	fi
+	[[ ${3:-} == render ]] && return 0
 	bt_launch "$dir/trace.bt" "$dir/trace.out"
 }
 
