@@ -723,6 +723,66 @@ static int include_line(const char *line, size_t n, struct pgbt_include *inc, ch
 	return 1;
 }
 
+static bool declared(const struct pgbt_include *inc, const char *key)
+{
+	for (size_t i = 0; i < inc->ndeclared; i++)
+		if (strcmp(inc->declared[i], key) == 0)
+			return true;
+	return false;
+}
+
+/* " a b c" (the declared arguments) into list, for messages. */
+static void list_declared(const struct pgbt_include *inc, char *list, size_t size)
+{
+	snprintf(list, size, "%s", inc->ndeclared ? "" : " none");
+	for (size_t i = 0; i < inc->ndeclared; i++)
+		snprintf(list + strlen(list), size - strlen(list), " %s", inc->declared[i]);
+}
+
+/* Appends fragment part to out without its "//@ arg NAME" lines, which
+ * go to inc; then checks that inc passes exactly what they declare. */
+static int add_fragment(struct pgbt_buf *out, const char *part, size_t len,
+			struct pgbt_include *inc, struct pgbt_err *err)
+{
+	const char *p = part, *end = part + len;
+	char list[PGBT_MAX_ARGS * 34 + 8];
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p), line_len = nl ? n - 1 : n, k, blank;
+
+		if (n < 8 || strncmp(p, DIRECTIVE " arg ", 8) != 0) {
+			pgbt_buf_add(out, p, n);
+			p += n;
+			continue;
+		}
+		k = strspn(p + 8, ARG_KEY_CHARS);
+		for (blank = 0; 8 + k + blank < line_len && strchr(" \t\r", p[8 + k + blank]); blank++)
+			;
+		if (!k || k >= sizeof(inc->declared[0]) || isdigit((unsigned char)p[8]) ||
+		    8 + k + blank != line_len)
+			return pgbt_fail(err, "fragment %s: '%.*s' is not \"//@ arg NAME\"", inc->name,
+					 (int)line_len, p);
+		if (inc->ndeclared == PGBT_MAX_ARGS)
+			return pgbt_fail(err, "fragment %s declares more than %d arguments", inc->name,
+					 PGBT_MAX_ARGS);
+		snprintf(inc->declared[inc->ndeclared++], sizeof(inc->declared[0]), "%.*s", (int)k, p + 8);
+		p += n;
+	}
+	if (len && part[len - 1] != '\n')
+		pgbt_buf_add(out, "\n", 1);
+	list_declared(inc, list, sizeof(list));
+	for (size_t i = 0; i < inc->nargs; i++)
+		if (!declared(inc, inc->keys[i]))
+			return pgbt_fail(err, "fragment %s has no argument %s (it declares:%s)",
+					 inc->name, inc->keys[i], list);
+	for (size_t i = 0; i < inc->ndeclared; i++)
+		if (!pgbt_include_arg(inc, inc->declared[i]))
+			return pgbt_fail(err, "fragment %s needs %s=VALUE (it declares:%s)",
+					 inc->name, inc->declared[i], list);
+	return 0;
+}
+
 /* Replaces each include line by its fragment, noting where it went. */
 static int expand_includes(const char *script, const char *text, size_t len,
 			   pgbt_fragment_reader *read, void *ctx, struct pgbt_buf *out,
@@ -751,18 +811,19 @@ static int expand_includes(const char *script, const char *text, size_t len,
 		if (rc < 0 || read(ctx, inc.name, &part, &part_len, &why) < 0)
 			return pgbt_fail(err, "%s: line %d: %s: %s", script, line, tag, why.msg);
 		inc.from = out->len;
-		pgbt_buf_add(out, part, part_len);
-		if (part_len && part[part_len - 1] != '\n')
-			pgbt_buf_add(out, "\n", 1);
+		rc = add_fragment(out, part, part_len, &inc, &why);
+		free(part);
+		if (rc < 0)
+			return pgbt_fail(err, "%s: line %d: %s: %s", script, line, tag, why.msg);
 		inc.to = out->len;
 		incs[(*ninc)++] = inc;
-		free(part);
 	}
 	return out->oom ? pgbt_fail(err, "out of memory") : 0;
 }
 
-/* Every $NAME read in the tags of a fragment is an argument its include
- * passes or a parameter, whatever {{if}} it sits in. */
+/* Every $NAME read in the tags of a fragment is an argument it declares
+ * (its include passes them all) or a parameter, whatever {{if}} it sits
+ * in. */
 static int check_arguments(const struct pgbt_template *tpl, const struct pgbt_include *inc,
 			   struct pgbt_err *err)
 {
@@ -772,17 +833,15 @@ static int check_arguments(const struct pgbt_template *tpl, const struct pgbt_in
 	for (; next_tag(tpl->text, p, e, &t); p = t.close) {
 		for (const char *d = strchr(t.inner, '$'); d; d = strchr(d + 1, '$')) {
 			size_t k = strspn(d + 1, ARG_KEY_CHARS);
-			char key[64], passed[512] = "";
+			char key[64], list[PGBT_MAX_ARGS * 34 + 8];
 
 			snprintf(key, sizeof(key), "%.*s", (int)k, d + 1);
-			if (!k || pgbt_include_arg(inc, key) || pgbt_template_param(tpl, key))
+			if (!k || declared(inc, key) || pgbt_template_param(tpl, key))
 				continue;
-			for (size_t i = 0; i < inc->nargs; i++)
-				snprintf(passed + strlen(passed), sizeof(passed) - strlen(passed),
-					 " %s=%s", inc->keys[i], inc->values[i]);
-			return pgbt_fail(err, "%s:%d: fragment %s reads $%s, which its {{include}} "
-					 "does not pass (it passes:%s) and is no parameter", tpl->name,
-					 line_in(tpl->text, t.open), inc->name, key, inc->nargs ? passed : " nothing");
+			list_declared(inc, list, sizeof(list));
+			return pgbt_fail(err, "%s:%d: fragment %s reads $%s, which is neither an argument "
+					 "it declares (it declares:%s) nor a parameter", tpl->name,
+					 line_in(tpl->text, t.open), inc->name, key, list);
 		}
 	}
 	return 0;

@@ -54,8 +54,12 @@
  *        letters, digits, '_', '.', '-'): inside that copy of the fragment
  *        $fields reads like a parameter ({{ $fields }}, {{if $fields ==
  *        acquire}}) and hides a parameter of that name; outside it, nothing
- *        changes. A fragment reading a $NAME that is neither passed nor a
- *        parameter is an error at load, naming the fragment and NAME.
+ *        changes. A fragment declares its arguments, a line "//@ arg NAME"
+ *        each (dropped from the text); every include passes exactly those.
+ *        Errors at load, naming the fragment and NAME: an argument missing
+ *        or not declared, and a $NAME read in a fragment that is neither
+ *        its argument nor a parameter (so an argument never falls back to
+ *        a parameter of the same name).
  *   {{for R in relations limit $max_relations}} @relname[{{R.db}}, {{R.oid}}]
  *        = "{{R.name}}"; {{end}}   rows the generator was given
  *        (pgbt_template_add_rows: a database's catalog, with -d CONNINFO),
@@ -104,13 +108,15 @@ struct pgbt_let {
 };
 
 /* Where {{include NAME KEY=VALUE...}} put a fragment's text, and its
- * arguments. */
+ * arguments: those passed, which are those the fragment declares. */
 struct pgbt_include {
 	char name[48];
 	size_t from, to;        /* offsets in the template's text */
 	char keys[PGBT_MAX_ARGS][32];
 	char values[PGBT_MAX_ARGS][64];
 	size_t nargs;
+	char declared[PGBT_MAX_ARGS][32];   /* "//@ arg NAME" lines */
+	size_t ndeclared;
 };
 
 struct pgbt_template {

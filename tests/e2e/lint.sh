@@ -60,7 +60,11 @@ test_version() {
 	cluster_start "$v"
 	# A backend for the parameters that name one: the checkpointer will do.
 	LINT_BACKEND=$(cl_psql -c "select pid from pg_stat_activity where backend_type = 'checkpointer'")
-	for script in $("$PGBT_GEN" list | awk 'NR > 1 { print $1 }'); do
+	local listing
+	# A script that fails to load makes list fail: not a shorter list.
+	listing=$("$PGBT_GEN" list 2>"$E2E_TMP/list.err") ||
+		fail "pg$v: pgbt-gen list fails: $(cat "$E2E_TMP/list.err")"
+	for script in $(awk 'NR > 1 { print $1 }' <<<"$listing"); do
 		out=$E2E_TMP/$script-$v.bt
 		if ! "$PGBT_GEN" -p "$CL_PID" "$script" >"$out" 2>"$out.err"; then
 			fail "pg$v: $script does not render: $(cat "$out.err")"

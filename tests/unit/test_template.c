@@ -15,10 +15,14 @@ static char fixtures[512];
 #define HEADER "/*\n * t\tA test template.\n */\n"
 
 /* The fragments {{include NAME}} finds: "tag" reads the argument $how,
- * "mixed" the parameter $m too, and $how only when m=b. */
+ * "mixed" the parameter $m too, and $how only when m=b; "plain" declares
+ * no argument and reads $how, a parameter then; "bad-arg" declares one
+ * wrongly. */
 static const char *const fragments[][2] = {
-	{ "tag", "[{{if $how == acquire}}acq{{else}}rel{{end}} {{$how}}]\n" },
-	{ "mixed", "{{if $m == b}}\n{{$how}}\n{{else}}\n{{ $m }}\n{{end}}" },
+	{ "tag", "//@ arg how\n[{{if $how == acquire}}acq{{else}}rel{{end}} {{$how}}]\n" },
+	{ "mixed", "{{if $m == b}}\n//@ arg how  \n\t{{$how}}\n{{else}}\n{{ $m }}\n{{end}}" },
+	{ "plain", "{{$how}}\n" },
+	{ "bad-arg", "//@ arg 9lives\n" },
 };
 
 static int read_fragment(void *ctx, const char *name, char **ret, size_t *ret_len,
@@ -175,15 +179,26 @@ static void test_include(struct pgbt_target *t)
 	       "\n[rel release]\nacquire\n");
 	/* a fragment reads parameters too */
 	expect(t, HEADER M "{{include mixed how=x-1.0}}\n", NULL, "\na\n");
-	expect(t, HEADER M "{{include mixed how=x-1.0}}\n", "m=b", "\nx-1.0\n");
-	/* an argument not passed: an error even where the fragment does not render it */
+	expect(t, HEADER M "{{include mixed how=x-1.0}}\n", "m=b", "\n\tx-1.0\n");
+	/* an argument not passed: an error even where the fragment does not
+	 * render it, and even where a parameter has its name */
 	expect_error(t, HEADER "{{include tag}}\n", NULL,
-		     "t:4: fragment tag reads $how, which its {{include}} does not pass "
-		     "(it passes: nothing) and is no parameter");
-	expect_error(t, HEADER M "{{include mixed}}\n", NULL, "fragment mixed reads $how");
+		     "t: line 4: {{include tag}}: fragment tag needs how=VALUE (it declares: how)");
+	expect_error(t, HEADER HOW "{{include tag}}\n", NULL, "fragment tag needs how=VALUE");
+	expect_error(t, HEADER M "{{include mixed}}\n", NULL, "fragment mixed needs how=VALUE");
 	expect_error(t, HEADER "{{include tag hwo=acquire}}\n", NULL,
-		     "fragment tag reads $how, which its {{include}} does not pass (it passes: "
-		     "hwo=acquire)");
+		     "t: line 4: {{include tag hwo=acquire}}: fragment tag has no argument hwo "
+		     "(it declares: how)");
+	/* a $NAME a fragment does not declare is a parameter, or an error */
+	expect(t, HEADER HOW "{{include plain}}\n", "how=release", "\nrelease\n");
+	expect_error(t, HEADER "{{include plain}}\n", NULL,
+		     "t:4: fragment plain reads $how, which is neither an argument it declares "
+		     "(it declares: none) nor a parameter");
+	expect_error(t, HEADER HOW "{{include plain how=acquire}}\n", NULL,
+		     "fragment plain has no argument how (it declares: none)");
+	expect_error(t, HEADER "{{include bad-arg}}\n", NULL,
+		     "t: line 4: {{include bad-arg}}: fragment bad-arg: '//@ arg 9lives' is not "
+		     "\"//@ arg NAME\"");
 	/* malformed arguments */
 	expect_error(t, HEADER "{{include tag how}}\n", NULL,
 		     "t: line 4: {{include tag how}}: 'how' is not KEY=VALUE");
