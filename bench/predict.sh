@@ -53,12 +53,11 @@ _count_events() {
 	# The counting run is an A-B-A run too: its TPS ratio is a second
 	# measurement of the bare probes' cost (the program only counts).
 	ratio=$(traced_ratio "$tps" "$b1" "$b2")
-	declare -A kind_of=()
+	_events_per_second "$dir/trace.out" "$dir/points" >"$dir/per-second"
 	while read -r point n; do
-		[[ -n ${kind_of[$point]:-} ]] || kind_of[$point]=$(probe_kind "$point" "$dir/points")
-		printf '%s,%s,%s,%s,%s,%s\n' "$shape" "$config" "$point" "${kind_of[$point]}" \
+		printf '%s,%s,%s,%s,%s,%s\n' "$shape" "$config" "$point" "$(probe_kind "$point" "$dir/points")" \
 			"$(awk -v n="$n" -v t="$tps" 'BEGIN { printf "%.3f", n / t }')" "$ratio"
-	done < <(_events_per_second "$dir/trace.out" "$dir/points") >>"$BENCH_WORK/events.csv"
+	done <"$dir/per-second" >>"$BENCH_WORK/events.csv"
 	bench_log "predict: $config on $shape at $tps TPS (baselines $b1, $b2; BPF $RUN_BPF ns/s runs/s)"
 }
 
