@@ -10,6 +10,7 @@
 # trap with:
 #   xid-rate on TPC-B            hardware watchpoint on nextXid
 #   locks on -S                  uprobes and uretprobes on the lock manager
+#   lwlocks output=all on -S     USDT probes on every LWLock acquisition
 #   usdt-query-hist on -S        USDT query__start + query__done
 #   wait-watchpoints on -S       hardware watchpoints on wait_event_info
 #
@@ -25,7 +26,7 @@
 # runs.
 predict_checked() {
 	case "$1 $2" in
-	*" none" | *" script:waits" | "tpcb script:xid-rate" | "select script:locks" | \
+	*" none" | *" script:waits" | "tpcb script:xid-rate" | "select script:locks" | "select script:lwlocks/output=all" | \
 		"select peer:usdt-query-hist" | "select peer:wait-watchpoints") return 0 ;;
 	esac
 	return 1
@@ -35,6 +36,7 @@ predict_collect() {
 	echo "shape,config,point,kind,events_per_txn,count_tps_ratio" >"$BENCH_WORK/events.csv"
 	_count_events tpcb script:xid-rate countscript:xid-rate
 	_count_events select script:locks countscript:locks
+	_count_events select script:lwlocks/output=all countscript:lwlocks/output=all
 	_count_events select peer:usdt-query-hist \
 		"count:usdt:$CL_BIN/postgres:postgresql:query__start, usdt:$CL_BIN/postgres:postgresql:query__done"
 	_count_events select peer:wait-watchpoints countpeer:wait-watchpoints
