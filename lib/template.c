@@ -390,8 +390,6 @@ static int find_end(struct render *r, const char *p, const char *e, const char *
 static int render(struct render *r, const char *p, const char *e, struct pgbt_buf *out,
 		  struct pgbt_err *err);
 
-/* {{for R in NAME [limit EXPR]}}: one iteration per row the generator was
- * given (none when it was given no such rows), at most EXPR of them. */
 /* The body of a {{for}} once for each of the first n rows, with var bound
  * to the row ({{VAR.COLUMN}}). */
 static int render_rows(struct render *r, const struct tag *t, const struct tag *end,
@@ -413,6 +411,8 @@ static int render_rows(struct render *r, const struct tag *t, const struct tag *
 	return rc;
 }
 
+/* {{for R in NAME [limit EXPR]}}: one iteration per row the generator was
+ * given (none when it was given no such rows), at most EXPR of them. */
 static int render_rows_for(struct render *r, const struct tag *t, const struct tag *end,
 			   struct pgbt_buf *out, struct pgbt_err *err)
 {
@@ -723,63 +723,59 @@ static int include_line(const char *line, size_t n, struct pgbt_include *inc, ch
 	return 1;
 }
 
-static bool declared(const struct pgbt_include *inc, const char *key)
+#define ARG_DIRECTIVE DIRECTIVE " arg "
+
+/* " a b c" (inc's argument names, or " none") into list, for messages. */
+static void list_keys(const struct pgbt_include *inc, char *list, size_t size)
 {
-	for (size_t i = 0; i < inc->ndeclared; i++)
-		if (strcmp(inc->declared[i], key) == 0)
-			return true;
-	return false;
+	snprintf(list, size, "%s", inc->nargs ? "" : " none");
+	for (size_t i = 0; i < inc->nargs; i++)
+		snprintf(list + strlen(list), size - strlen(list), " %s", inc->keys[i]);
 }
 
-/* " a b c" (the declared arguments) into list, for messages. */
-static void list_declared(const struct pgbt_include *inc, char *list, size_t size)
-{
-	snprintf(list, size, "%s", inc->ndeclared ? "" : " none");
-	for (size_t i = 0; i < inc->ndeclared; i++)
-		snprintf(list + strlen(list), size - strlen(list), " %s", inc->declared[i]);
-}
-
-/* Appends fragment part to out without its "//@ arg NAME" lines, which
- * go to inc; then checks that inc passes exactly what they declare. */
+/* Appends fragment part to out without its "//@ arg NAME" lines, and
+ * checks that inc passes exactly the arguments they declare. */
 static int add_fragment(struct pgbt_buf *out, const char *part, size_t len,
-			struct pgbt_include *inc, struct pgbt_err *err)
+			const struct pgbt_include *inc, struct pgbt_err *err)
 {
+	const size_t dl = strlen(ARG_DIRECTIVE);
 	const char *p = part, *end = part + len;
+	struct pgbt_include declared = { .nargs = 0 };    /* names only */
 	char list[PGBT_MAX_ARGS * 34 + 8];
 
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p), line_len = nl ? n - 1 : n, k, blank;
 
-		if (n < 8 || strncmp(p, DIRECTIVE " arg ", 8) != 0) {
+		if (n < dl || strncmp(p, ARG_DIRECTIVE, dl) != 0) {
 			pgbt_buf_add(out, p, n);
 			p += n;
 			continue;
 		}
-		k = strspn(p + 8, ARG_KEY_CHARS);
-		for (blank = 0; 8 + k + blank < line_len && strchr(" \t\r", p[8 + k + blank]); blank++)
+		k = strspn(p + dl, ARG_KEY_CHARS);
+		for (blank = 0; dl + k + blank < line_len && strchr(" \t\r", p[dl + k + blank]); blank++)
 			;
-		if (!k || k >= sizeof(inc->declared[0]) || isdigit((unsigned char)p[8]) ||
-		    8 + k + blank != line_len)
+		if (!k || k >= sizeof(declared.keys[0]) || isdigit((unsigned char)p[dl]) ||
+		    dl + k + blank != line_len)
 			return pgbt_fail(err, "fragment %s: '%.*s' is not \"//@ arg NAME\"", inc->name,
 					 (int)line_len, p);
-		if (inc->ndeclared == PGBT_MAX_ARGS)
+		if (declared.nargs == PGBT_MAX_ARGS)
 			return pgbt_fail(err, "fragment %s declares more than %d arguments", inc->name,
 					 PGBT_MAX_ARGS);
-		snprintf(inc->declared[inc->ndeclared++], sizeof(inc->declared[0]), "%.*s", (int)k, p + 8);
+		snprintf(declared.keys[declared.nargs++], sizeof(declared.keys[0]), "%.*s", (int)k, p + dl);
 		p += n;
 	}
 	if (len && part[len - 1] != '\n')
 		pgbt_buf_add(out, "\n", 1);
-	list_declared(inc, list, sizeof(list));
+	list_keys(&declared, list, sizeof(list));
 	for (size_t i = 0; i < inc->nargs; i++)
-		if (!declared(inc, inc->keys[i]))
+		if (!pgbt_include_arg(&declared, inc->keys[i]))
 			return pgbt_fail(err, "fragment %s has no argument %s (it declares:%s)",
 					 inc->name, inc->keys[i], list);
-	for (size_t i = 0; i < inc->ndeclared; i++)
-		if (!pgbt_include_arg(inc, inc->declared[i]))
+	for (size_t i = 0; i < declared.nargs; i++)
+		if (!pgbt_include_arg(inc, declared.keys[i]))
 			return pgbt_fail(err, "fragment %s needs %s=VALUE (it declares:%s)",
-					 inc->name, inc->declared[i], list);
+					 inc->name, declared.keys[i], list);
 	return 0;
 }
 
@@ -822,8 +818,8 @@ static int expand_includes(const char *script, const char *text, size_t len,
 }
 
 /* Every $NAME read in the tags of a fragment is an argument it declares
- * (its include passes them all) or a parameter, whatever {{if}} it sits
- * in. */
+ * (its include passes exactly those: add_fragment) or a parameter,
+ * whatever {{if}} it sits in. */
 static int check_arguments(const struct pgbt_template *tpl, const struct pgbt_include *inc,
 			   struct pgbt_err *err)
 {
@@ -836,9 +832,9 @@ static int check_arguments(const struct pgbt_template *tpl, const struct pgbt_in
 			char key[64], list[PGBT_MAX_ARGS * 34 + 8];
 
 			snprintf(key, sizeof(key), "%.*s", (int)k, d + 1);
-			if (!k || declared(inc, key) || pgbt_template_param(tpl, key))
+			if (!k || pgbt_include_arg(inc, key) || pgbt_template_param(tpl, key))
 				continue;
-			list_declared(inc, list, sizeof(list));
+			list_keys(inc, list, sizeof(list));
 			return pgbt_fail(err, "%s:%d: fragment %s reads $%s, which is neither an argument "
 					 "it declares (it declares:%s) nor a parameter", tpl->name,
 					 line_in(tpl->text, t.open), inc->name, key, list);

@@ -108,15 +108,13 @@ struct pgbt_let {
 };
 
 /* Where {{include NAME KEY=VALUE...}} put a fragment's text, and its
- * arguments: those passed, which are those the fragment declares. */
+ * arguments: those passed, which are exactly those the fragment declares. */
 struct pgbt_include {
 	char name[48];
 	size_t from, to;        /* offsets in the template's text */
 	char keys[PGBT_MAX_ARGS][32];
 	char values[PGBT_MAX_ARGS][64];
 	size_t nargs;
-	char declared[PGBT_MAX_ARGS][32];   /* "//@ arg NAME" lines */
-	size_t ndeclared;
 };
 
 struct pgbt_template {
