@@ -76,19 +76,14 @@ peer_start_wait-watchpoints() {
 	for pid in $(cl_psql -c "select pid from pg_stat_activity where application_name = 'pgbench' order by pid limit 4"); do
 		proc=$(_peek_u64 "$pid" "$myproc") || continue
 		[[ $proc == 0x0000000000000000 ]] && continue
-		if [[ -n ${PEER_COUNT_ONLY:-} ]]; then    # bench/predict.sh counts events
-			printf 'watchpoint:0x%x:4:w { @n[probe] = count(); }\n' $((proc + off))
-		else
-			printf 'watchpoint:0x%x:4:w { @events[pid, *(uint32 *)uptr(0x%x)] = count(); }\n' \
-				$((proc + off)) $((proc + off))
-		fi >>"$dir/trace.bt"
+		printf 'watchpoint:0x%x:4:w { @events[pid, *(uint32 *)uptr(0x%x)] = count(); }\n' \
+			$((proc + off)) $((proc + off)) >>"$dir/trace.bt"
 		n=$((n + 1))
 	done
 	if ((n == 0)); then
 		TRACER_ERROR="no pgbench backend found to watch"
 		return 1
 	fi
-	[[ -n ${PEER_COUNT_ONLY:-} ]] && printf '%s\n' 'interval:s:1 { printf("--\n"); print(@n); clear(@n); }' 'END { clear(@n); }' >>"$dir/trace.bt"
 	bt_launch "$dir/trace.bt" "$dir/trace.out"
 }
 

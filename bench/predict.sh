@@ -21,31 +21,32 @@
 #                     and names each point's probe type (probe_kind).
 #   predict_write OUT combines them with probe-cost.csv and overhead.csv.
 
+# The checks: SHAPE CONFIG, one a line.
+PREDICT_CHECKS="tpcb script:xid-rate
+select script:locks
+select script:lwlocks/output=all
+select peer:usdt-query-hist
+select peer:wait-watchpoints"
+
 # The noise floor, the rows predict_write compares and waits (issue 3's
 # target: at most 3% on -S, 1% on TPC-B): measured with BENCH_ROUNDS_CHECK
 # runs.
 predict_checked() {
-	case "$1 $2" in
-	*" none" | *" script:waits" | "tpcb script:xid-rate" | "select script:locks" | "select script:lwlocks/output=all" | \
-		"select peer:usdt-query-hist" | "select peer:wait-watchpoints") return 0 ;;
-	esac
-	return 1
+	[[ $2 == none || $2 == script:waits ]] || grep -qxF "$1 $2" <<<"$PREDICT_CHECKS"
 }
 
 predict_collect() {
+	local shape config
 	echo "shape,config,point,kind,events_per_txn,count_tps_ratio" >"$BENCH_WORK/events.csv"
-	_count_events tpcb script:xid-rate countscript:xid-rate
-	_count_events select script:locks countscript:locks
-	_count_events select script:lwlocks/output=all countscript:lwlocks/output=all
-	_count_events select peer:usdt-query-hist \
-		"count:usdt:$CL_BIN/postgres:postgresql:query__start, usdt:$CL_BIN/postgres:postgresql:query__done"
-	_count_events select peer:wait-watchpoints countpeer:wait-watchpoints
+	while read -r shape config; do
+		_count_events "$shape" "$config"
+	done <<<"$PREDICT_CHECKS"
 }
 
 _count_events() {
-	local shape=$1 config=$2 counter=$3 dir=$BENCH_WORK/count tps status ratio point n
+	local shape=$1 config=$2 dir=$BENCH_WORK/count tps status ratio point n
 	rm -rf "$dir"
-	pgbench_run "$shape" "$counter" "$dir"
+	pgbench_run "$shape" "count:$config" "$dir"
 	local b1 b2
 	read -r b1 _ tps _ b2 _ status <<<"$RUN_RESULT"
 	if [[ $status != ok ]]; then

@@ -11,12 +11,11 @@
 #                 stands for the PID of one of pgbench's backends, e.g.
 #                 script:waits/mode=watch/pid=BACKEND
 #   peer:NAME     another way to get the same kind of answer (bench/peers.sh)
-#   count:SPEC    only counts the events of bpftrace probe SPEC, by attach
-#                 point, printing the counts every second (bench/predict.sh)
-#   countpeer:NAME  the same for a peer's own probes
-#   countscript:NAME  the same for every attach point of script NAME as
-#                 pgbt-gen renders it (each hit traps, whatever the script's
-#                 predicates then decide, so none is kept)
+#   count:CONFIG  only counts the events of every attach point of bpftrace
+#                 tracer CONFIG's program (rendered, not started), by
+#                 point, printing the counts every second (bench/predict.sh).
+#                 Each hit traps, whatever the program's predicates then
+#                 decide, so none is kept.
 #
 #   tracer_start CONFIG DIR   start it for the current cluster; returns once
 #                             it is attached. On failure returns 1 with the
@@ -26,6 +25,8 @@
 # Output goes to DIR/trace.out, the rendered program to DIR/trace.bt.
 
 TRACER_ERROR= TR_PID= TR_SIG=INT
+# Set: bt_launch leaves the program in DIR/trace.bt and starts nothing.
+BT_RENDER_ONLY=
 
 # Every script pgbt-gen knows, in its listing order: new scripts are
 # measured without any change here.
@@ -40,13 +41,9 @@ tracer_start() {
 	script:*) script_start "${config#script:}" "$dir" ;;
 	peer:*) "peer_start_${config#peer:}" "$dir" ;;
 	count:*)
-		count_program "${config#count:}" >"$dir/trace.bt"
-		bt_launch "$dir/trace.bt" "$dir/trace.out" ;;
-	countscript:*)
-		script_start "${config#countscript:}" "$dir" render || return 1
+		BT_RENDER_ONLY=1 tracer_start "${config#count:}" "$dir" || return 1
 		count_program "$(attach_points "$dir/trace.bt" | paste -sd,)" >"$dir/trace.bt"
 		bt_launch "$dir/trace.bt" "$dir/trace.out" ;;
-	countpeer:*) PEER_COUNT_ONLY=1 "peer_start_${config#countpeer:}" "$dir" ;;
 	*) TRACER_ERROR="unknown config $config"; return 1 ;;
 	esac
 }
@@ -60,16 +57,13 @@ count_program() {
 }
 
 # The attach points of bpftrace program FILE that fire in the traced
-# processes, one per line (not BEGIN, END or interval).
+# processes, one per line (not BEGIN, END or interval): the words that
+# open a line, up to its predicate or action, commas dropped.
 attach_points() {
-	awk '/^(uprobe|uretprobe|usdt|watchpoint|tracepoint):/ {
-		line = $0; sub(/[ \t]*\{?[ \t]*$/, "", line)
-		n = split(line, part, /,[ \t]*/)
-		for (i = 1; i <= n; i++) if (part[i] != "") print part[i] }' "$1" | sort -u
+	awk '{ for (i = 1; i <= NF && $i ~ /^(uprobe|uretprobe|usdt|watchpoint|tracepoint):/; i++) {
+		p = $i; sub(/,$/, "", p); print p } }' "$1" | sort -u
 }
 
-# script_start NAME[/P=V...] DIR [render]: renders to DIR/trace.bt and
-# starts it (with "render", only renders).
 script_start() {
 	local name=${1%%/*} dir=$2 var args=() p backend
 	var=BENCH_ARGS_${name//-/_}
@@ -88,7 +82,6 @@ script_start() {
 		TRACER_ERROR="render failed: $(head -n1 "$dir/render.err")"
 		return 1
 	fi
-	[[ ${3:-} == render ]] && return 0
 	bt_launch "$dir/trace.bt" "$dir/trace.out"
 }
 
@@ -97,6 +90,7 @@ script_start() {
 # (string size 64). BT_ENV (NAME=VALUE ...) adds settings a peer needs.
 bt_launch() {
 	local prog=$1 out=$2 i
+	[[ -n $BT_RENDER_ONLY ]] && return 0
 	: >"$out"
 	pgbt_bg env ${BT_ENV:-} bpftrace "$prog" >"$out" 2>&1
 	TR_PID=$BG_PID TR_SIG=INT
