@@ -184,8 +184,8 @@ report_md() {
 		echo "Predicted TPS ratio = 1 / (1 + extra us per transaction x baseline TPS / clients), where extra us ="
 		echo "the sum over the tracer's probes of events per transaction x server cost per event, + round trips per"
 		echo "transaction x armed cost per round trip of each probe type, where calibrate tells it from zero (lower"
-		echo "quartile above 0; else 0). Hot-loop column: events x hot-loop cost only,"
-		echo "the model of the first bench). Events: per transaction, by the probe-cost row each event pays (a uprobe"
+		echo "quartile above 0; else 0). Hot-loop column: events x hot-loop cost only (the model of the first"
+		echo "bench). Events: per transaction, by the probe-cost row each event pays (a uprobe"
 		echo "by its function's first instruction; uretprobe+shared: the entry breakpoint is a uprobe's too)."
 		echo
 		echo "| tracer | shape | events/txn by probe type | events/txn | server us/txn | armed us/rt x rts | predicted TPS (hot loop) | predicted TPS | measured TPS | factor | verdict | probes alone (counting run) |"
