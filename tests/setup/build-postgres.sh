@@ -12,6 +12,9 @@
 #                  pgstat_report_wait_start/end (pg17-wait-event-probes.patch)
 #                  ->  /var/cache/pgbt/pg17-waitprobes
 set -euo pipefail
+# Run from make, PostgreSQL's makefiles would inherit MAKELEVEL/MAKEFLAGS
+# and skip generating their headers (utils/errcodes.h): start clean.
+unset MAKELEVEL MAKEFLAGS MFLAGS MAKEOVERRIDES
 
 name=${1:?usage: build-postgres.sh MAJOR[-VARIANT]}
 major=${name%%-*}
