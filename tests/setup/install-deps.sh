@@ -8,7 +8,7 @@ packages=(
   bpftrace gdb dwarves
   postgresql-15 postgresql-contrib
   bison flex libreadline-dev zlib1g-dev systemtap-sdt-dev dpkg-dev
-  gnuplot-nox dwz man-db bsdextrautils
+  gnuplot-nox dwz man-db bsdextrautils debootstrap
 )
 
 missing=()

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# A Debian root of another release, for what the tests need from it: a
+# newer bpftrace, or a distribution's own PostgreSQL to run as a container
+# would. Built once with debootstrap into $PGBT_CACHE/root-SUITE (default
+# /var/cache/pgbt) and reused; prints its path on stdout.
+#
+#   tests/setup/debian-root.sh trixie     bpftrace 0.23, postgresql-17 (+ its
+#                                         server headers), as Debian 13 ships
+#   tests/setup/debian-root.sh bullseye   postgresql-13, as Debian 11 ships
+#
+# Packages come from the suite as it is today (no pinned version that the
+# registry could stop serving); the root records what it got in
+# ROOT/.pgbt-root. A program of the root runs on the host through the
+# root's own loader (see bpftrace_wrapper), or inside it with chroot.
+set -euo pipefail
+
+suite=${1:?usage: debian-root.sh SUITE}
+case "$suite" in
+  trixie)   packages=bpftrace,postgresql-17,postgresql-server-dev-17 ;;
+  bullseye) packages=postgresql-13,postgresql-server-dev-13 ;;
+  *) echo "debian-root: no package set for suite '$suite' (known: trixie, bullseye)" >&2; exit 2 ;;
+esac
+
+cache=${PGBT_CACHE:-/var/cache/pgbt}
+root=$cache/root-$suite
+marker=$root/.pgbt-root
+
+if [ -f "$marker" ] && grep -qxF "packages $packages" "$marker"; then
+  echo "$root"; exit 0
+fi
+
+command -v debootstrap >/dev/null || {
+  echo "debian-root: debootstrap is not installed (tests/setup/install-deps.sh installs it)" >&2; exit 1; }
+mirror=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | grep -v security | head -n1)
+[ -n "$mirror" ] || mirror=$(awk '/^deb /{print $2; exit}' /etc/apt/sources.list 2>/dev/null)
+[ -n "$mirror" ] || { echo "debian-root: no Debian mirror configured in /etc/apt" >&2; exit 1; }
+
+echo "debian-root: debootstrap $suite with $packages into $root" >&2
+rm -rf "$root.new"
+mkdir -p "$cache"
+if ! debootstrap --variant=minbase --include="$packages" "$suite" "$root.new" "$mirror" \
+  >"$cache/debootstrap-$suite.log" 2>&1; then
+  echo "debian-root: debootstrap $suite failed; last lines of $cache/debootstrap-$suite.log:" >&2
+  tail -n 15 "$cache/debootstrap-$suite.log" >&2
+  exit 1
+fi
+# Clusters are created by the tests, not by the package's post-install.
+rm -rf "$root.new"/var/lib/postgresql/*/main "$root.new"/etc/postgresql/*/main
+{
+  echo "packages $packages"
+  chroot "$root.new" dpkg-query -W -f='${Package} ${Version}\n' $(tr , ' ' <<<"$packages")
+} >"$root.new/.pgbt-root"
+rm -rf "$root"
+mv "$root.new" "$root"
+echo "$root"
