@@ -18,6 +18,7 @@ struct cli {
 	const char *bin;         /* --bin */
 	const char *scripts_dir; /* --scripts-dir: templates from files */
 	const char *conninfo;    /* -d: names from the server's catalog (libpq) */
+	const char *bpftrace;    /* --bpftrace PATH|VERSION (or $PGBT_BPFTRACE) */
 	const char *params[PGBT_MAX_PARAMS * 2];
 	int nparams;
 };

@@ -10,47 +10,9 @@
 
 #include "catalog.h"
 
-#include <ctype.h>
-#include <dirent.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The parent of process pid, 0 if unknown. */
-static int parent_of(int pid)
-{
-	char path[64], line[512], *close;
-	int ppid = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (f && fgets(line, sizeof(line), f) && (close = strrchr(line, ')')))
-		sscanf(close + 1, " %*c %d", &ppid);
-	if (f)
-		fclose(f);
-	return ppid;
-}
-
-/* Whether process pid's PID in its own namespace (NSpid's last) is nspid. */
-static bool has_nspid(int pid, int nspid)
-{
-	char path[64], line[256];
-	bool yes = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	if (!(f = fopen(path, "r")))
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, "NSpid:", 6) == 0) {
-			char *last = strrchr(line, '\t');
-			yes = last && atoi(last + 1) == nspid;
-		}
-	fclose(f);
-	return yes;
-}
 
 /* Our catalog connection must be served by the traced server: names from
  * another server's catalog would be wrong, not just missing. The server
@@ -59,20 +21,14 @@ static bool has_nspid(int pid, int nspid)
 static int check_same_server(pid_t backend_pid, const void *arg, struct pgbt_err *err)
 {
 	const struct pgbt_target *t = arg;
-	DIR *d;
-	struct dirent *de;
-	bool found = false;
+	pid_t ours, parent = 0;
 
-	if (!t->pid || parent_of((int)backend_pid) == (int)t->pid)
+	if (!t->pid)
 		return 0;   /* offline: nothing to compare with */
-	if ((d = opendir("/proc"))) {
-		while (!found && (de = readdir(d)))
-			found = isdigit((unsigned char)de->d_name[0]) &&
-				parent_of(atoi(de->d_name)) == (int)t->pid &&
-				has_nspid(atoi(de->d_name), (int)backend_pid);
-		closedir(d);
-	}
-	if (found)
+	if (!t->other_pidns && pgbt_proc_ppid(backend_pid, &parent, NULL) == 0 &&
+	    parent == t->pid)
+		return 0;
+	if (t->other_pidns && pgbt_proc_child_by_nspid(t->pid, backend_pid, &ours, NULL) == 0)
 		return 0;
 	return pgbt_fail(err, "-d: the server it reached is not the traced one (its backend PID %d "
 			 "is not a child of postmaster %d): connect to the traced server's socket or port",
@@ -84,6 +40,7 @@ static int render_script(const struct cli *cli)
 	struct pgbt_template tpl;
 	struct pgbt_target target;
 	struct pgbt_needs needs;
+	struct pgbt_bpftrace bt;
 	struct pgbt_catalog catalog = {0};
 	struct pgbt_err err = { "" };
 	char *out = NULL;
@@ -101,8 +58,13 @@ static int render_script(const struct cli *cli)
 			  tpl.name, needs.live_expr);
 		goto fail_template;
 	}
+	if (pgbt_bpftrace_find(cli->bpftrace, &bt, &err) < 0)
+		goto fail_template;
+	pgbt_template_set_bpftrace(&tpl, &bt);
 	if (cli_open_target(cli, &target, &err) < 0)
 		goto fail_template;
+	if (pgbt_template_resolve_backends(&tpl, &target, &err) < 0)
+		goto fail_target;
 	if (cli->conninfo &&
 	    (pgbt_catalog_read(cli->conninfo, check_same_server, &target, &catalog, &err) < 0 ||
 	     pgbt_template_add_rows(&tpl, &catalog.relations, &err) < 0))

@@ -26,6 +26,10 @@ static const char usage[] =
 "                         read once with libpq (CONN: 'dbname=app user=x',\n"
 "                         a URI or a database name); without it the lock\n"
 "                         scripts print database/relation OIDs\n"
+"      --bpftrace PATH|VERSION\n"
+"                         the bpftrace the script will run on (default:\n"
+"                         $PGBT_BPFTRACE, else bpftrace on PATH, else the\n"
+"                         oldest supported, 0.17): newer ones get cheaper code\n"
 "      --scripts-dir DIR  read templates from DIR instead of the built-in ones\n"
 "  -h, --help             this text\n"
 "  -V, --version          pgbt-gen's version\n"
@@ -60,12 +64,13 @@ static int parse_pid(const char *s, pid_t *ret)
 
 int cli_parse(struct cli *cli, int argc, char **argv)
 {
-	enum { OPT_BIN = 256, OPT_SCRIPTS_DIR };
+	enum { OPT_BIN = 256, OPT_SCRIPTS_DIR, OPT_BPFTRACE };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "datadir", required_argument, NULL, 'D' },
 		{ "bin", required_argument, NULL, OPT_BIN },
 		{ "scripts-dir", required_argument, NULL, OPT_SCRIPTS_DIR },
+		{ "bpftrace", required_argument, NULL, OPT_BPFTRACE },
 		{ "conninfo", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -74,6 +79,8 @@ int cli_parse(struct cli *cli, int argc, char **argv)
 	int c, targets = 0;
 
 	memset(cli, 0, sizeof(*cli));
+	if (getenv("PGBT_BPFTRACE") && *getenv("PGBT_BPFTRACE"))
+		cli->bpftrace = getenv("PGBT_BPFTRACE");
 	while ((c = getopt_long(argc, argv, "p:D:d:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -94,6 +101,11 @@ int cli_parse(struct cli *cli, int argc, char **argv)
 			break;
 		case OPT_SCRIPTS_DIR:
 			cli->scripts_dir = optarg;
+			break;
+		case OPT_BPFTRACE:
+			if (!*optarg)
+				return usage_error("%s", "--bpftrace: empty");
+			cli->bpftrace = optarg;
 			break;
 		case 'h':
 			fputs(usage, stdout);

@@ -240,6 +240,11 @@ static bool call_args(const char *expr, const char *fn, char *args, size_t len)
 	return true;
 }
 
+static void format_number(uint64_t v, bool hex, char *out, size_t outlen)
+{
+	snprintf(out, outlen, hex ? "0x%" PRIx64 : "%" PRIu64, v);
+}
+
 static int eval_builtin(struct pgbt_eval *ev, const char *expr, char *out, size_t outlen,
 			struct pgbt_err *err)
 {
@@ -260,7 +265,74 @@ static int eval_builtin(struct pgbt_eval *ev, const char *expr, char *out, size_
 		snprintf(out, outlen, "%d", ev->t->major);
 		return 0;
 	}
+	if (strcmp(expr, "shmem.base") == 0) {
+		/* The main segment is the postmaster's largest shared mapping
+		 * (besides it: the DSM control segment, a SysV stub). */
+		const struct pgbt_map *main = NULL;
+		if (need_live(ev, expr, err) < 0)
+			return -1;
+		for (size_t i = 0; i < ev->t->maps.n; i++) {
+			const struct pgbt_map *m = &ev->t->maps.maps[i];
+			if (m->perms[3] == 's' && (!main || m->end - m->start > main->end - main->start))
+				main = m;
+		}
+		if (!main)
+			return pgbt_fail(err, "%s: {{ %s }}: postmaster %d has no shared mapping",
+					 ev->tpl->name, expr, (int)ev->t->pid);
+		format_number(main->start, true, out, outlen);
+		if (!seen(ev, expr))
+			pgbt_buf_printf(&ev->prov, "//   %s = %s (the postmaster's largest shared "
+					"mapping, %" PRIu64 " kB of %s)\n", expr, out,
+					(main->end - main->start) / 1024, main->path[0] ? main->path : "anonymous memory");
+		return 0;
+	}
+	if (strcmp(expr, "pg_pid") == 0) {
+		/* The PID in the task's own namespace: numbers[level] of its
+		 * struct pid, read by address since bpftrace 0.17 rejects an
+		 * index into the flexible array (it starts at sizeof(struct
+		 * pid): both are 8-byte aligned). */
+		snprintf(out, outlen, "%s", !ev->t->other_pidns ? "pid" :
+			 "(uint64)*(uint32 *)kptr((uint64)curtask->thread_pid + sizeof(struct pid) + "
+			 "curtask->thread_pid->level * sizeof(struct upid))");
+		return 0;
+	}
 	return 1;
+}
+
+/* "bpftrace >= 0.21": the version of the bpftrace rendered for (the
+ * oldest supported when none was given). Returns 1 when cond is not one. */
+static int eval_bpftrace_cond(struct pgbt_eval *ev, const char *cond, bool *ret,
+			      struct pgbt_err *err)
+{
+	static const char *ops[] = { ">=", "<=", "==", "!=", ">", "<" };
+	struct pgbt_bpftrace oldest;
+	const struct pgbt_bpftrace *bt = ev->tpl->bpftrace;
+	char want[64];
+	int v[3], c;
+
+	if (strncmp(cond, "bpftrace", 8) != 0 || isalnum((unsigned char)cond[8]) || cond[8] == '_')
+		return 1;
+	cond += 8;
+	while (*cond == ' ')
+		cond++;
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		size_t n = strlen(ops[i]);
+		if (strncmp(cond, ops[i], n) != 0)
+			continue;
+		pgbt_trim(cond + n, strlen(cond + n), want, sizeof(want));
+		if (pgbt_bpftrace_parse_version(want, v) < 0)
+			break;
+		if (!bt) {
+			pgbt_bpftrace_parse_version(PGBT_BPFTRACE_OLDEST, oldest.version);
+			bt = &oldest;
+		}
+		c = pgbt_bpftrace_cmp(bt, v);
+		*ret = i == 0 ? c >= 0 : i == 1 ? c <= 0 : i == 2 ? c == 0 :
+		       i == 3 ? c != 0 : i == 4 ? c > 0 : c < 0;
+		return 0;
+	}
+	return pgbt_fail(err, "%s: cannot understand the condition 'bpftrace%s' (want "
+			 "bpftrace OP X.Y)", ev->tpl->name, cond);
 }
 
 static int eval_loop_var(struct pgbt_eval *ev, const char *expr, char *out, size_t outlen)
@@ -288,11 +360,6 @@ static int eval_loop_var(struct pgbt_eval *ev, const char *expr, char *out, size
 		return 0;
 	}
 	return 1;
-}
-
-static void format_number(uint64_t v, bool hex, char *out, size_t outlen)
-{
-	snprintf(out, outlen, hex ? "0x%" PRIx64 : "%" PRIu64, v);
 }
 
 /* "A + B" (at the top level, not inside parentheses): both sides are
@@ -524,6 +591,15 @@ int pgbt_eval_cond(struct pgbt_eval *ev, const char *cond_in, bool *ret, struct 
 	if (strcmp(cond, "live") == 0) {
 		*ret = ev->t->pid != 0;
 		return 0;
+	}
+	if (strcmp(cond, "pidns") == 0) {
+		*ret = ev->t->other_pidns;
+		return 0;
+	}
+	{
+		int rc = eval_bpftrace_cond(ev, cond, ret, err);
+		if (rc <= 0)
+			return rc;
 	}
 	if (call_args(cond, "usdt", args, sizeof(args))) {
 		char *colon = strchr(args, ':');

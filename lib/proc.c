@@ -606,6 +606,64 @@ out:
 	return rc;
 }
 
+/* ---- PID namespaces ---- */
+
+int pgbt_proc_nspid(pid_t pid, pid_t *ret, struct pgbt_err *err)
+{
+	char *status, *line, *last;
+	int rc;
+
+	if (read_proc_file(pid, "status", &status, err) < 0)
+		return -1;
+	line = strstr(status, "\nNSpid:");
+	/* NSpid lists the PID in each namespace, ours first, its own last. */
+	last = line ? line + 7 : NULL;
+	if (last) {
+		last[strcspn(last, "\n")] = '\0';
+		last = strrchr(last, '\t') ? strrchr(last, '\t') + 1 : last;
+	}
+	rc = last && parse_pid_name(last, ret) ? 0 :
+		pgbt_fail(err, "process %d: no NSpid line in its status", (int)pid);
+	free(status);
+	return rc;
+}
+
+bool pgbt_proc_other_pidns(pid_t pid)
+{
+	char self[64], other[64], path[PATH_MAX];
+	ssize_t a, b;
+
+	snprintf(path, sizeof(path), "%s/self/ns/pid", proc_root());
+	a = readlink(path, self, sizeof(self) - 1);
+	proc_path(path, sizeof(path), pid, "ns/pid");
+	b = readlink(path, other, sizeof(other) - 1);
+	/* Unreadable links (old kernels, fake trees): one namespace. */
+	return a > 0 && b > 0 && (a != b || memcmp(self, other, (size_t)a) != 0);
+}
+
+int pgbt_proc_child_by_nspid(pid_t parent, pid_t nspid, pid_t *ret, struct pgbt_err *err)
+{
+	struct dirent *de;
+	pid_t pid, ppid, ns;
+	DIR *dir;
+	bool found = false;
+
+	dir = opendir(proc_root());
+	if (!dir)
+		return pgbt_fail(err, "%s: cannot list processes: %s", proc_root(),
+				 strerror(errno));
+	while (!found && (de = readdir(dir)))
+		found = parse_pid_name(de->d_name, &pid) &&
+			pgbt_proc_ppid(pid, &ppid, NULL) == 0 && ppid == parent &&
+			pgbt_proc_nspid(pid, &ns, NULL) == 0 && ns == nspid;
+	closedir(dir);
+	if (!found)
+		return pgbt_fail(err, "no child of postmaster %d has PID %d in its namespace",
+				 (int)parent, (int)nspid);
+	*ret = pid;
+	return 0;
+}
+
 /* ---- data directory ---- */
 
 /* The first line of DATADIR/postmaster.pid into buf, without its newline
@@ -657,6 +715,29 @@ static bool same_dir(const char *a, const char *b)
 	       sa.st_ino == sb.st_ino;
 }
 
+/* A postmaster in another PID namespace, working in datadir, whose PID
+ * there is nspid: our PID for it in *ret. */
+static bool contained_postmaster(const char *datadir, pid_t nspid, pid_t *ret)
+{
+	char cwd_link[PATH_MAX];
+	pid_t *pms, ns;
+	size_t n;
+	bool found = false;
+
+	if (pgbt_proc_postmasters(&pms, &n, NULL) < 0)
+		return false;
+	for (size_t i = 0; i < n && !found; i++) {
+		proc_path(cwd_link, sizeof(cwd_link), pms[i], "cwd");
+		found = pgbt_proc_other_pidns(pms[i]) &&
+			pgbt_proc_nspid(pms[i], &ns, NULL) == 0 && ns == nspid &&
+			same_dir(datadir, cwd_link);
+		if (found)
+			*ret = pms[i];
+	}
+	free(pms);
+	return found;
+}
+
 int pgbt_datadir_postmaster(const char *datadir, pid_t *ret, struct pgbt_err *err)
 {
 	char line[64], cwd[PATH_MAX], cwd_link[PATH_MAX];
@@ -673,6 +754,9 @@ int pgbt_datadir_postmaster(const char *datadir, pid_t *ret, struct pgbt_err *er
 	if (!parse_pid_name(line, &pid))
 		return pgbt_fail(err, "%s: postmaster.pid does not start with a PID (first line '%s')",
 				 datadir, line);
+	/* A server in a container wrote the PID its own namespace gave it. */
+	if (contained_postmaster(datadir, pid, ret))
+		return 0;
 	if (!pgbt_proc_exists(pid))
 		return pgbt_fail(err, "%s: postmaster.pid names PID %d, which is not running",
 				 datadir, (int)pid);

@@ -78,6 +78,16 @@ bool pgbt_proc_is_postgres(pid_t pid);
  * with "process N: not a PostgreSQL process (its executable is PATH)". */
 int pgbt_proc_postmaster_of(pid_t pid, pid_t *ret, struct pgbt_err *err);
 
+/* PID namespaces. A server in a container sees its processes under other
+ * PIDs than we do: pg_stat_activity.pid is the PID in the process's own
+ * namespace (the last NSpid of /proc/PID/status). */
+int pgbt_proc_nspid(pid_t pid, pid_t *ret, struct pgbt_err *err);
+/* True when pid runs in another PID namespace than this process. */
+bool pgbt_proc_other_pidns(pid_t pid);
+/* The child of parent whose PID in its own namespace is nspid (our PID
+ * for it in *ret); fails with "no child of postmaster P has PID N". */
+int pgbt_proc_child_by_nspid(pid_t parent, pid_t nspid, pid_t *ret, struct pgbt_err *err);
+
 /* Every running postmaster, sorted by PID. The caller frees *ret. */
 int pgbt_proc_postmasters(pid_t **ret, size_t *ret_n, struct pgbt_err *err);
 

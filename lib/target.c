@@ -51,6 +51,10 @@ int pgbt_target_open_pid(struct pgbt_target *t, pid_t pid, struct pgbt_err *err)
 	if (pgbt_proc_cwd(t->pid, t->datadir, sizeof(t->datadir), err) < 0)
 		return -1;
 	read_datadir_version(t);
+	t->nspid = t->pid;
+	t->other_pidns = pgbt_proc_other_pidns(t->pid);
+	if (t->other_pidns && pgbt_proc_nspid(t->pid, &t->nspid, err) < 0)
+		return -1;
 	if (open_binary(t, t->path, err) < 0)
 		return -1;
 	if (pgbt_proc_maps(t->pid, &t->maps, err) < 0)

@@ -23,6 +23,9 @@
 struct pgbt_target {
 	pid_t pid;                /* the postmaster; 0 when offline (--bin) */
 	pid_t named_pid;          /* the PID the user gave, maybe a child */
+	bool other_pidns;         /* the server runs in another PID namespace
+				     (a container): its PIDs differ from ours */
+	pid_t nspid;              /* the postmaster's PID there */
 	char datadir[PATH_MAX];   /* "" when offline */
 	char datadir_version[16]; /* PG_VERSION of the data directory, or "" */
 	char exe[PATH_MAX];       /* the binary as its process sees it */

@@ -256,7 +256,8 @@ static void needs_of(const struct pgbt_template *tpl, const char *e, struct pgbt
 		}
 	}
 	if (e[0] == '&' || e[0] == '*' || strncmp(e, "backend(", 8) == 0 ||
-	    strncmp(e, "postmaster.pid", 14) == 0 || strncmp(e, "datadir", 7) == 0) {
+	    strncmp(e, "postmaster.pid", 14) == 0 || strncmp(e, "datadir", 7) == 0 ||
+	    strncmp(e, "shmem.base", 10) == 0) {
 		/* name an address if there is one: it says more than a PID */
 		if (!n->live || (e[0] == '&' && n->live_expr[0] != '&'))
 			pgbt_trim(e, strcspn(e, "}"), n->live_expr, sizeof(n->live_expr));
@@ -575,18 +576,59 @@ static void provenance(struct render *r, struct pgbt_buf *b)
 		pgbt_buf_printf(b, "// types:      %s\n", types);
 	}
 	pgbt_buf_printf(b, "// USDT:       %zu probe sites in .note.stapsdt\n", t->usdt.n);
+	if (t->other_pidns)
+		pgbt_buf_printf(b, "// PIDs:       the server runs in its own PID namespace (its postmaster "
+				"is PID %d there, %d here): printed PIDs are the server's "
+				"(pg_stat_activity.pid)\n", (int)t->nspid, (int)t->pid);
+	pgbt_buf_printf(b, "// bpftrace:   %s\n", tpl->bpftrace ? tpl->bpftrace->how :
+			"unknown: rendered for v" PGBT_BPFTRACE_OLDEST " and later");
 	if (tpl->nparams) {
 		pgbt_buf_printf(b, "// parameters:");
-		for (size_t i = 0; i < tpl->nparams; i++)
-			pgbt_buf_printf(b, " %s=%s%s", tpl->params[i].name,
-					tpl->params[i].set ? tpl->params[i].value : tpl->params[i].def,
-					tpl->params[i].set ? "" : " (default)");
+		for (size_t i = 0; i < tpl->nparams; i++) {
+			const struct pgbt_param *p = &tpl->params[i];
+			pgbt_buf_printf(b, " %s=%s%s", p->name, p->set ? p->value : p->def,
+					p->set ? "" : " (default)");
+			if (p->named)
+				pgbt_buf_printf(b, " (PID %ld in the server's namespace)", p->named);
+		}
 		pgbt_buf_printf(b, "\n");
 	}
 	if (r->ev.prov.len) {
 		pgbt_buf_printf(b, "// resolved:\n");
 		pgbt_buf_add(b, r->ev.prov.s, r->ev.prov.len);
 	}
+}
+
+void pgbt_template_set_bpftrace(struct pgbt_template *tpl, const struct pgbt_bpftrace *bt)
+{
+	tpl->bpftrace = bt;
+}
+
+int pgbt_template_resolve_backends(struct pgbt_template *tpl, const struct pgbt_target *t,
+				   struct pgbt_err *err)
+{
+	for (size_t i = 0; i < tpl->nparams; i++) {
+		struct pgbt_param *p = &tpl->params[i];
+		pid_t host;
+		long named = strtol(p->set ? p->value : p->def, NULL, 10);
+
+		if (p->type != PARAM_BACKEND || named == 0 || !t->other_pidns)
+			continue;
+		if (named == t->nspid) {    /* check_backends: "is the postmaster" */
+			snprintf(p->value, sizeof(p->value), "%d", (int)t->pid);
+			p->set = true;
+			p->named = named;
+			continue;
+		}
+		if (pgbt_proc_child_by_nspid(t->pid, (pid_t)named, &host, err) < 0)
+			return pgbt_fail_prefix(err, "%s: %s=%ld (the server runs in its own PID "
+						"namespace; give the PID pg_stat_activity.pid shows)",
+						tpl->name, p->name, named);
+		snprintf(p->value, sizeof(p->value), "%d", (int)host);
+		p->set = true;
+		p->named = named;
+	}
+	return 0;
 }
 
 /* A backend parameter other than 0 names a live child of the postmaster. */

@@ -33,11 +33,19 @@
  *        combinations a template cannot serve ({{if}} around it)
  *   {{ offsetof(PGPROC, wait_event_info) }}  {{ sizeof(FullTransactionId) }}
  *   {{ WAIT_EVENT_PG_SLEEP }}    an enumerator's value
- *   {{ $interval }}              a parameter's (checked) value
+ *   {{ $interval }}              a parameter's (checked) value (a backend
+ *        parameter: our PID for the process the user named)
  *   {{ postmaster.pid }} {{ binary }} {{ datadir }} {{ major }}
+ *   {{ shmem.base }}             start of the postmaster's main shared memory
+ *        segment (its largest shared mapping)
+ *   {{ pg_pid }}                 a bpftrace expression for the current
+ *        process's PID as PostgreSQL knows it (pg_stat_activity.pid): `pid`,
+ *        or in a container (condition "pidns") its PID in its own namespace
  * Blocks, on lines of their own or inline:
  *   {{if usdt(postgresql:query__start)}} ... {{else}} ... {{end}}
  *        conditions: usdt(P:N), symbol(NAME), live, major OP N,
+ *        bpftrace OP X.Y (the bpftrace rendered for), pidns (the server
+ *        runs in another PID namespace),
  *        $param == value (OP: == != < <= > >=), negated with "!",
  *        joined with "&&" and "||" (&& binds tighter; no parentheses)
  *   {{for E in enum(WaitEventIO)}} @names[{{E.value}}] = "{{E.name}}"; {{end}}
@@ -76,6 +84,7 @@
 #ifndef PGBT_TEMPLATE_H
 #define PGBT_TEMPLATE_H
 
+#include "bpftrace.h"
 #include "err.h"
 #include "rows.h"
 #include "target.h"
@@ -100,6 +109,8 @@ struct pgbt_param {
 	char desc[160];
 	char value[64];         /* after pgbt_template_set_param or the default */
 	bool set;
+	long named;             /* backend: the PID the user gave, when the
+				   server's namespace calls it so (else 0) */
 };
 
 struct pgbt_let {
@@ -131,6 +142,7 @@ struct pgbt_template {
 	size_t ntables;
 	struct pgbt_include includes[PGBT_MAX_INCLUDES];
 	size_t nincludes;
+	const struct pgbt_bpftrace *bpftrace;   /* not owned; NULL: the oldest */
 };
 
 /* Requirements, found by reading the template without a target. */
@@ -170,6 +182,17 @@ int pgbt_template_set_param(struct pgbt_template *tpl, const char *assignment,
  * keeps them alive until rendering is done. */
 int pgbt_template_add_rows(struct pgbt_template *tpl, const struct pgbt_rows *rows,
 			   struct pgbt_err *err);
+
+/* The bpftrace the script will run on ({{if bpftrace >= 0.21}}); the
+ * caller keeps it alive until rendering is done. Without it, templates
+ * are rendered for the oldest supported bpftrace. */
+void pgbt_template_set_bpftrace(struct pgbt_template *tpl, const struct pgbt_bpftrace *bt);
+
+/* Backend parameters name a process as pg_stat_activity.pid shows it,
+ * which in a container is not our PID for it: turned into ours here (the
+ * provenance says both). Needs the live target. */
+int pgbt_template_resolve_backends(struct pgbt_template *tpl, const struct pgbt_target *t,
+				   struct pgbt_err *err);
 
 void pgbt_template_needs(const struct pgbt_template *tpl, struct pgbt_needs *ret);
 

@@ -1,13 +1,14 @@
 /* A minimal test harness for the unit tests: CHECK() records a pass or a
- * failure with its location; check_done() prints the closing line
- * "N passed, N failed" that tests/run adds up, and gives the exit code. */
+ * failure with its location, check_skip() a check that cannot run here;
+ * check_done() prints the closing line "N passed, N failed, N skipped"
+ * that tests/run adds up, and gives the exit code. */
 #ifndef PGBT_CHECK_H
 #define PGBT_CHECK_H
 
 #include <stdio.h>
 #include <string.h>
 
-static int check_passed, check_failed;
+static int check_passed, check_failed, check_skipped;
 
 #define CHECK(cond) check_one(!!(cond), #cond, __FILE__, __LINE__)
 #define CHECK_EQ_U(a, b) check_eq_u((unsigned long long)(a), (unsigned long long)(b), #a " == " #b, __FILE__, __LINE__)
@@ -40,9 +41,16 @@ static inline void check_str(const char *a, const char *b, const char *what, con
 		fprintf(stderr, "     got \"%s\", want \"%s\"\n", a ? a : "(null)", b ? b : "(null)");
 }
 
+/* A check that cannot run here: named on stdout, counted, never a pass. */
+static inline void check_skip(const char *why)
+{
+	check_skipped++;
+	printf("skip: %s\n", why);
+}
+
 static inline int check_done(void)
 {
-	printf("%d passed, %d failed\n", check_passed, check_failed);
+	printf("%d passed, %d failed, %d skipped\n", check_passed, check_failed, check_skipped);
 	return check_failed ? 1 : 0;
 }
 

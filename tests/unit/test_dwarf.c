@@ -15,7 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PG17 "/var/cache/pgbt/pg17/bin/postgres"
+/* A debug build of 17 or later (TransamVariables), whichever is here. */
+static const char *const PG17PLUS[] = { "/var/cache/pgbt/pg17/bin/postgres",
+					"/var/cache/pgbt/pg18/bin/postgres" };
 #define FIXTURE_SRC "tests/unit/fixtures/layouts.c"
 
 static char fixture[PATH_MAX];
@@ -468,7 +470,7 @@ static void test_declaration_first(void)
 	FILE *f;
 
 	if (access(FIXTURE_SRC, R_OK) != 0) {
-		printf("skip: declaration-first: no %s here\n", FIXTURE_SRC);
+		check_skip("declaration-first: no " FIXTURE_SRC " here");
 		return;
 	}
 	snprintf(dir, sizeof(dir), "%s/two", tmpdir);
@@ -478,7 +480,7 @@ static void test_declaration_first(void)
 	f = fopen(src, "w");
 	CHECK(f && fputs(decl_c, f) >= 0 && fclose(f) == 0);
 	if (!sh("${CC:-cc} -std=gnu11 -O1 -g -o '%s' '%s' '%s'", bin, src, FIXTURE_SRC)) {
-		printf("skip: declaration-first: cannot compile with ${CC:-cc}\n");
+		check_skip("declaration-first: cannot compile with ${CC:-cc}");
 		return;
 	}
 	dw = pgbt_dwarf_open(bin, &err);
@@ -502,7 +504,7 @@ static void test_dwz(void)
 	struct pgbt_dwarf *dw;
 
 	if (!sh("command -v dwz >/dev/null")) {
-		printf("skip: dwz: not installed\n");
+		check_skip("dwz: not installed (tests/setup/install-deps.sh)");
 		return;
 	}
 	snprintf(dir, sizeof(dir), "%s/dwz", tmpdir);
@@ -521,7 +523,7 @@ static void test_dwz(void)
 	pgbt_dwarf_close(dw);
 }
 
-/* --- PostgreSQL 17 --------------------------------------------------------- */
+/* --- PostgreSQL 17+ --------------------------------------------------------- */
 
 static void test_pg17(void)
 {
@@ -533,12 +535,17 @@ static void test_pg17(void)
 	int ptrs = -1;
 	double t0, t1, t2, t3;
 
-	if (access(PG17, R_OK) != 0) {
-		printf("skip: %s absent (tests/setup/build-postgres.sh 17)\n", PG17);
+	const char *pg = NULL;
+
+	for (size_t i = 0; i < sizeof(PG17PLUS) / sizeof(PG17PLUS[0]) && !pg; i++)
+		if (access(PG17PLUS[i], R_OK) == 0)
+			pg = PG17PLUS[i];
+	if (!pg) {
+		check_skip("no debug build of PostgreSQL 17 or 18 (tests/setup/build-postgres.sh 18)");
 		return;
 	}
 	t0 = now_ms();
-	dw = pgbt_dwarf_open(PG17, &err);
+	dw = pgbt_dwarf_open(pg, &err);
 	CHECK(dw != NULL);
 	if (!dw) {
 		fprintf(stderr, "     %s\n", err.msg);
@@ -561,13 +568,13 @@ static void test_pg17(void)
 	CHECK(ptrs == 1);
 	CHECK(pgbt_dwarf_enumerator(dw, "WAIT_EVENT_PG_SLEEP", &v, &err) == 0);
 	CHECK_EQ_U(v, 0x09000002);
-	printf("pg17: open + TransamVariablesData.nextOid %.1f ms, cached oidCount %.3f ms, "
-	       "var_type + enumerator %.1f ms\n", t1 - t0, t3 - t2, now_ms() - t3);
+	printf("%s: open + TransamVariablesData.nextOid %.1f ms, cached oidCount %.3f ms, "
+	       "var_type + enumerator %.1f ms\n", pg, t1 - t0, t3 - t2, now_ms() - t3);
 	pgbt_dwarf_close(dw);
 	/* For comparison: pahole reads every unit to print one struct. */
 	t0 = now_ms();
-	if (sh("pahole -C TransamVariablesData " PG17 " >/dev/null 2>&1"))
-		printf("pg17: pahole -C TransamVariablesData %.1f ms\n", now_ms() - t0);
+	if (sh("pahole -C TransamVariablesData %s >/dev/null 2>&1", pg))
+		printf("%s: pahole -C TransamVariablesData %.1f ms\n", pg, now_ms() - t0);
 }
 
 int main(void)

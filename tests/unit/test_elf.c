@@ -256,7 +256,7 @@ static void test_pg15(void)
 	long v;
 
 	if (access(PG15, R_OK) != 0) {
-		printf("skip: %s not present\n", PG15);
+		check_skip(PG15 " not present (tests/setup/install-deps.sh)");
 		return;
 	}
 	elf = pgbt_elf_open(PG15, &err);

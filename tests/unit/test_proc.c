@@ -435,7 +435,7 @@ static void test_permission(const struct fixture *f)
 	pid_t pid;
 
 	if (geteuid() != 0) {
-		fprintf(stderr, "test_proc: not root, skipping the permission test\n");
+		check_skip("permission test: needs root");
 		return;
 	}
 	if (pipe(fds) < 0)

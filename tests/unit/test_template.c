@@ -39,6 +39,9 @@ static int read_fragment(void *ctx, const char *name, char **ret, size_t *ret_le
 	return pgbt_fail(err, "no fragment %s", name);
 }
 
+/* The bpftrace templates are rendered for (NULL: none given). */
+static const struct pgbt_bpftrace *render_bt;
+
 /* Renders text as template "t" with parameters; NULL on error (in err). */
 static char *render(struct pgbt_target *t, const char *text, const char *param,
 		    struct pgbt_err *err)
@@ -49,6 +52,8 @@ static char *render(struct pgbt_target *t, const char *text, const char *param,
 	err->msg[0] = '\0';
 	if (pgbt_template_load("t", "test", text, strlen(text), read_fragment, NULL, &tpl, err) < 0)
 		return NULL;
+	if (render_bt)
+		pgbt_template_set_bpftrace(&tpl, render_bt);
 	if (!param || pgbt_template_set_param(&tpl, param, err) == 0)
 		pgbt_template_render(&tpl, t, &out, err);
 	pgbt_template_free(&tpl);
@@ -212,6 +217,8 @@ static void test_include(struct pgbt_target *t)
 }
 
 /* The language itself, on an offline target. */
+static void test_bpftrace(struct pgbt_target *t);
+
 static void test_language(struct pgbt_target *t)
 {
 	expect(t, HEADER "//@ param n int:1..9 3 a number\nn={{ $n }};\n", NULL, "n=3;\n");
@@ -264,6 +271,47 @@ static void test_language(struct pgbt_target *t)
 	expect_error(t, HEADER "{{if frob(1)}}{{end}}\n", NULL, "cannot understand the condition");
 	expect_error(t, HEADER "//@ let a = a\n{{a}}\n", NULL, "refers to itself");
 	test_include(t);
+	test_bpftrace(t);
+
+	/* a server in the host's PID namespace (an offline target too) */
+	expect(t, HEADER "{{if pidns}}ns{{else}}host{{end}} {{pg_pid}}\n", NULL, "host pid\n");
+	t->other_pidns = true;
+	expect(t, HEADER "{{if pidns}}ns{{else}}host{{end}}\n", NULL, "ns\n");
+	expect(t, HEADER "{{pg_pid}}\n", NULL, "curtask->thread_pid->level * sizeof(struct upid)");
+	t->other_pidns = false;
+}
+
+/* {{if bpftrace OP X.Y}}: the version rendered for, the oldest without one. */
+static void test_bpftrace(struct pgbt_target *t)
+{
+	struct pgbt_bpftrace bt;
+	struct pgbt_err err;
+	int v[3];
+
+	CHECK(pgbt_bpftrace_parse_version("0.23", v) == 0 && v[0] == 0 && v[1] == 23 && v[2] == 0);
+	CHECK(pgbt_bpftrace_parse_version("v0.23.2", v) == 0 && v[2] == 2);
+	CHECK(pgbt_bpftrace_parse_version("0.21.0-rc1", v) == 0 && v[1] == 21);
+	CHECK(pgbt_bpftrace_parse_version("0", v) < 0);
+	CHECK(pgbt_bpftrace_parse_version("0.2x", v) < 0);
+	CHECK(pgbt_bpftrace_parse_version("", v) < 0);
+	CHECK(pgbt_bpftrace_find("0.23", &bt, &err) == 0 && bt.version[1] == 23);
+	CHECK(strstr(bt.how, "--bpftrace 0.23") != NULL);
+	CHECK(pgbt_bpftrace_find("/nonexistent/bpftrace", &bt, &err) < 0 &&
+	      strstr(err.msg, "no such program"));
+
+	const char *tpl = HEADER "{{if bpftrace >= 0.21}}new{{else}}old{{end}}\n";
+	expect(t, tpl, NULL, "old\n");               /* none given: 0.17 */
+	expect(t, tpl, NULL, "// bpftrace:   unknown: rendered for v0.17.0 and later");
+	pgbt_bpftrace_find("0.21", &bt, &err);
+	render_bt = &bt;
+	expect(t, tpl, NULL, "new\n");
+	expect(t, tpl, NULL, "// bpftrace:   v0.21.0, as asked (--bpftrace 0.21)");
+	pgbt_bpftrace_find("0.20.9", &bt, &err);
+	expect(t, tpl, NULL, "old\n");
+	expect(t, HEADER "{{if bpftrace == 0.20.9 && bpftrace < 0.21}}y{{end}}\n", NULL, "y\n");
+	expect(t, HEADER "{{if bpftrace != 0.20.9}}y{{else}}n{{end}}\n", NULL, "n\n");
+	expect_error(t, HEADER "{{if bpftrace >= new}}{{end}}\n", NULL, "want bpftrace OP X.Y");
+	render_bt = NULL;
 }
 
 /* Types: the same answers from DWARF and from the built-in layout. */

@@ -322,7 +322,7 @@ static void test_pg15(void)
 	size_t distinct = 0, with_sema = 0;
 
 	if (access(PG15, R_OK) != 0) {
-		printf("skip: %s not present\n", PG15);
+		check_skip(PG15 " not present (tests/setup/install-deps.sh)");
 		return;
 	}
 	elf = pgbt_elf_open(PG15, &err);
