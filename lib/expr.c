@@ -287,13 +287,18 @@ static int eval_builtin(struct pgbt_eval *ev, const char *expr, char *out, size_
 		return 0;
 	}
 	if (strcmp(expr, "pg_pid") == 0) {
-		/* The PID in the task's own namespace: numbers[level] of its
-		 * struct pid, read by address since bpftrace 0.17 rejects an
-		 * index into the flexible array (it starts at sizeof(struct
-		 * pid): both are 8-byte aligned). */
-		snprintf(out, outlen, "%s", !ev->t->other_pidns ? "pid" :
-			 "(uint64)*(uint32 *)kptr((uint64)curtask->thread_pid + sizeof(struct pid) + "
-			 "curtask->thread_pid->level * sizeof(struct upid))");
+		/* The PID in the server's namespace: numbers[level] of the
+		 * task's struct pid, read by address since bpftrace 0.17
+		 * rejects an index into the flexible array (it starts at
+		 * sizeof(struct pid): both are 8-byte aligned). The level is
+		 * the namespace's depth below ours, as bpftrace runs where
+		 * pgbt-gen does; a constant, since reading it too costs stack
+		 * that the largest programs do not have. */
+		if (!ev->t->other_pidns)
+			snprintf(out, outlen, "pid");
+		else
+			snprintf(out, outlen, "(uint64)*(uint32 *)kptr((uint64)curtask->thread_pid + "
+				 "sizeof(struct pid) + %d * sizeof(struct upid))", ev->t->pidns_depth);
 		return 0;
 	}
 	return 1;

@@ -628,6 +628,24 @@ int pgbt_proc_nspid(pid_t pid, pid_t *ret, struct pgbt_err *err)
 	return rc;
 }
 
+int pgbt_proc_pidns_depth(pid_t pid, int *ret, struct pgbt_err *err)
+{
+	char *status, *line;
+	int n = 0;
+
+	if (read_proc_file(pid, "status", &status, err) < 0)
+		return -1;
+	line = strstr(status, "\nNSpid:");
+	if (line)
+		for (char *p = line + 7; *p && *p != '\n'; p++)
+			n += *p == '\t';
+	free(status);
+	if (n < 1)
+		return pgbt_fail(err, "process %d: no NSpid line in its status", (int)pid);
+	*ret = n - 1;
+	return 0;
+}
+
 bool pgbt_proc_other_pidns(pid_t pid)
 {
 	char self[64], other[64], path[PATH_MAX];

@@ -82,6 +82,9 @@ int pgbt_proc_postmaster_of(pid_t pid, pid_t *ret, struct pgbt_err *err);
  * PIDs than we do: pg_stat_activity.pid is the PID in the process's own
  * namespace (the last NSpid of /proc/PID/status). */
 int pgbt_proc_nspid(pid_t pid, pid_t *ret, struct pgbt_err *err);
+/* How many PID namespaces below ours pid's own is (0: ours), from the
+ * number of NSpid entries. */
+int pgbt_proc_pidns_depth(pid_t pid, int *ret, struct pgbt_err *err);
 /* True when pid runs in another PID namespace than this process. */
 bool pgbt_proc_other_pidns(pid_t pid);
 /* The child of parent whose PID in its own namespace is nspid (our PID

@@ -53,7 +53,8 @@ int pgbt_target_open_pid(struct pgbt_target *t, pid_t pid, struct pgbt_err *err)
 	read_datadir_version(t);
 	t->nspid = t->pid;
 	t->other_pidns = pgbt_proc_other_pidns(t->pid);
-	if (t->other_pidns && pgbt_proc_nspid(t->pid, &t->nspid, err) < 0)
+	if (t->other_pidns && (pgbt_proc_nspid(t->pid, &t->nspid, err) < 0 ||
+			       pgbt_proc_pidns_depth(t->pid, &t->pidns_depth, err) < 0))
 		return -1;
 	if (open_binary(t, t->path, err) < 0)
 		return -1;

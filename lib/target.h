@@ -26,6 +26,7 @@ struct pgbt_target {
 	bool other_pidns;         /* the server runs in another PID namespace
 				     (a container): its PIDs differ from ours */
 	pid_t nspid;              /* the postmaster's PID there */
+	int pidns_depth;          /* that namespace's depth below ours */
 	char datadir[PATH_MAX];   /* "" when offline */
 	char datadir_version[16]; /* PG_VERSION of the data directory, or "" */
 	char exe[PATH_MAX];       /* the binary as its process sees it */

@@ -578,8 +578,9 @@ static void provenance(struct render *r, struct pgbt_buf *b)
 	pgbt_buf_printf(b, "// USDT:       %zu probe sites in .note.stapsdt\n", t->usdt.n);
 	if (t->other_pidns)
 		pgbt_buf_printf(b, "// PIDs:       the server runs in its own PID namespace (its postmaster "
-				"is PID %d there, %d here): printed PIDs are the server's "
-				"(pg_stat_activity.pid)\n", (int)t->nspid, (int)t->pid);
+				"is PID %d there, %d here, %d level%s below): printed PIDs are "
+				"the server's (pg_stat_activity.pid)\n", (int)t->nspid, (int)t->pid,
+				t->pidns_depth, t->pidns_depth == 1 ? "" : "s");
 	pgbt_buf_printf(b, "// bpftrace:   %s\n", tpl->bpftrace ? tpl->bpftrace->how :
 			"unknown: rendered for v" PGBT_BPFTRACE_OLDEST " and later");
 	if (tpl->nparams) {

@@ -6,9 +6,11 @@
 #          prints the facts; with LAYOUT (lib/layouts/MAJOR-waits.layout),
 #          rewrites the part of LAYOUT after the "generated" marker and
 #          keeps the hand-written facts before it.
-#        tools/wait-event-names.sh --lwlocks SRCDIR
+#        tools/wait-event-names.sh --lwlocks [--ids] SRCDIR
 #          prints the individual LWLocks (which have no enumerator, so no
-#          layout fact) as bpftrace lines for the scripts' name tables.
+#          layout fact) as bpftrace lines for the scripts' name tables:
+#          @wname[wait event] (scripts/include/wait-event-names.bt), or
+#          with --ids @tranche[tranche ID] (individual-lwlocks.bt).
 #
 # From the source, per class: the enum (wait_event.h on 15; on 17+ the
 # wait_event_types.h that the source's own generate-wait_event_types.pl
@@ -21,8 +23,9 @@
 # and that every labelled enumerator exists there.
 set -eu
 
-lwlocks=
+lwlocks= ids=
 if [ "${1:-}" = --lwlocks ]; then lwlocks=1; shift; fi
+if [ "${1:-}" = --ids ]; then ids=1; shift; fi
 src=${1:?usage: tools/wait-event-names.sh [--lwlocks] SRCDIR [LAYOUT]}
 layout=${2:-}
 [ -f "$src/src/include/utils/wait_event.h" ] || { echo "$src: not a PostgreSQL source tree" >&2; exit 1; }
@@ -36,7 +39,9 @@ if [ -n "$lwlocks" ]; then
 	else
 		awk '/^[A-Za-z]/ { n = $1; sub(/Lock$/, "", n); print $2, n }' \
 			"$src/src/backend/storage/lmgr/lwlocknames.txt"
-	fi | awk -v major="$major" '{ printf "\t@wname[0x%08x] = \"LWLock:%s\";\n", 16777216 + $1, $2 }'
+	fi | awk -v ids="$ids" '{
+		if (ids) printf "\t@tranche[%d] = \"%s\";\n", $1, $2
+		else printf "\t@wname[0x%08x] = \"LWLock:%s\";\n", 16777216 + $1, $2 }'
 	exit 0
 fi
 

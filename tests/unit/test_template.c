@@ -277,7 +277,8 @@ static void test_language(struct pgbt_target *t)
 	expect(t, HEADER "{{if pidns}}ns{{else}}host{{end}} {{pg_pid}}\n", NULL, "host pid\n");
 	t->other_pidns = true;
 	expect(t, HEADER "{{if pidns}}ns{{else}}host{{end}}\n", NULL, "ns\n");
-	expect(t, HEADER "{{pg_pid}}\n", NULL, "curtask->thread_pid->level * sizeof(struct upid)");
+	t->pidns_depth = 2;
+	expect(t, HEADER "{{pg_pid}}\n", NULL, "curtask->thread_pid + sizeof(struct pid) + 2 * sizeof(struct upid))");
 	t->other_pidns = false;
 }
 
