@@ -105,12 +105,13 @@ uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/share/pgbt
 
 # Everything the tests need, installed idempotently (root).
+# A source build whose source cannot be had exits 3: its tests are skipped,
+# by name, not passed.
 test-deps:
 	tests/setup/install-deps.sh
-	tests/setup/build-postgres.sh 15 >/dev/null
-	tests/setup/build-postgres.sh 17 >/dev/null
-	tests/setup/build-postgres.sh 18 >/dev/null
-	tests/setup/build-postgres.sh 17-waitprobes >/dev/null
+	tests/setup/debian-root.sh trixie >/dev/null
+	for b in 15 17 18 18-waitprobes; do \
+	  tests/setup/build-postgres.sh $$b >/dev/null || [ $$? -eq 3 ] || exit 1; done
 
 check: test-deps
 	$(MAKE) unit

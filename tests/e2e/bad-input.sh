@@ -38,11 +38,11 @@ test_binaries() {
 	expect_fail "a binary that is not PostgreSQL" "/bin/ls: no PostgreSQL version string" \
 		"$PGBT_GEN" --scripts-dir "$TEMPLATES" --bin /bin/ls transam-offsets
 	# A stripped server of a major pgbt has no layout for: Debian's 15 with
-	# its version string changed to 14 (same length, so the ELF stays whole).
-	LC_ALL=C sed 's/PostgreSQL 15\./PostgreSQL 14./' "$pg15" >"$E2E_TMP/postgres14"
+	# its version string changed to 12 (same length, so the ELF stays whole).
+	LC_ALL=C sed 's/PostgreSQL 15\./PostgreSQL 12./' "$pg15" >"$E2E_TMP/postgres12"
 	expect_fail "no DWARF and no layout for the version" \
-		"no built-in layout for PostgreSQL 14 (it has 15, 17, 18)" \
-		"$PGBT_GEN" --scripts-dir "$TEMPLATES" --bin "$E2E_TMP/postgres14" transam-offsets
+		"no built-in layout for PostgreSQL 12 (it has 15, 17, 18)" \
+		"$PGBT_GEN" --scripts-dir "$TEMPLATES" --bin "$E2E_TMP/postgres12" transam-offsets
 	expect_fail "--bin for a script that needs a running server" \
 		"xid-rate needs a running server: {{ &(TransamVariables|ShmemVariableCache)->nextXid }}" \
 		"$PGBT_GEN" --bin "$pg15" xid-rate
@@ -60,6 +60,14 @@ test_scripts_and_parameters() {
 	expect_fail "a parameter carrying bpftrace code" "not an integer in 1..3600" \
 		"$PGBT_GEN" xid-rate 'interval=1 { system("touch /tmp/pwned"); }'
 	expect_fail "two targets" "give one" "$PGBT_GEN" -p 1 -D /tmp xid-rate
+	expect_fail "--bpftrace: no such program" "--bpftrace /nonexistent/bpftrace: no such program" \
+		"$PGBT_GEN" --bpftrace /nonexistent/bpftrace xid-rate
+	expect_fail "--bpftrace: not a bpftrace" "/bin/true --version: 'true (GNU coreutils)" \
+		"$PGBT_GEN" --bpftrace /bin/true xid-rate
+	expect_fail "--bpftrace: a program that fails" "/bin/false --version failed" \
+		"$PGBT_GEN" --bpftrace /bin/false xid-rate
+	expect_fail "PGBT_BPFTRACE: no such program" "--bpftrace nosuch-bpftrace: no such program" \
+		env PGBT_BPFTRACE=nosuch-bpftrace "$PGBT_GEN" xid-rate
 }
 
 test_live() {
@@ -87,7 +95,7 @@ test_live() {
 	expect_fail "-d: not a connection string" "-d 'dbname=x user': cannot connect: missing \"=\" after \"user\"" \
 		"$PGBT_GEN" -p "$pid1" -d "dbname=x user" row-locks
 
-	cluster_start -n two 17
+	cluster_start -n two 18
 	local pid2=$CL_PID
 	expect_fail "-d: another server than the traced one" \
 		"-d: the server it reached is not the traced one" \

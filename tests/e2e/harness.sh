@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The e2e harness itself (tests/lib/cluster.sh and e2e.sh), without pgbt-gen:
-# the checks count and report as tests/run expects; for every version in
-# PGBT_E2E_VERSIONS a throwaway cluster starts, is the version asked for,
-# CL_PID is its postmaster, bpftrace sees its backends through a uprobe, and
-# cluster_stop leaves nothing; two clusters run side by side; a test that
-# dies halfway still leaves no server, process or directory behind.
+# the checks and skips count and report as tests/run expects, and a loop
+# over no legs fails; on every leg a throwaway cluster starts (on the host,
+# or in a container), is the major asked for, CL_PID is its postmaster,
+# bpftrace sees its backends through a uprobe, and cluster_stop leaves
+# nothing; two clusters run side by side; a test that dies halfway still
+# leaves no server, process or directory behind.
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
 
@@ -35,13 +36,29 @@ check_contains "contains missing" "one two" "[tw]*"
 check_empty "empty" ""
 check_empty "not empty" " "
 e2e_done')"
-	check_eq "checks: summary line" "$(tail -n 1 <<<"$CHILD_OUT")" "4 passed, 5 failed"
+	check_eq "checks: summary line" "$(tail -n 1 <<<"$CHILD_OUT")" "4 passed, 5 failed, 0 skipped"
 	check_eq "checks: exit status with failures" "$CHILD_STATUS" 1
 	check_eq "checks: FAIL lines on stderr" "$(grep -c '^FAIL: ' <<<"$CHILD_ERR")" 5
 	check_contains "checks: eq message" "$CHILD_ERR" "FAIL: eq differs: got 'abc', want 'abd'"
 
 	run_child "$(child_script passing 'pass "fine"; e2e_done')"
-	check_eq "passing: summary line" "$(tail -n 1 <<<"$CHILD_OUT")" "1 passed, 0 failed"
+	check_eq "passing: summary line" "$(tail -n 1 <<<"$CHILD_OUT")" "1 passed, 0 failed, 0 skipped"
+
+	run_child "$(child_script skipping 'pass "fine"; skip "not here: no such build"; e2e_done')"
+	check_eq "skipping: summary line" "$(tail -n 1 <<<"$CHILD_OUT")" "1 passed, 0 failed, 1 skipped"
+	check_contains "skipping: the skip is named" "$CHILD_OUT" "skip: not here: no such build"
+	check_eq "skipping: exit status" "$CHILD_STATUS" 0
+
+	# No legs to run is a failure, not a pass over nothing.
+	run_child "$(child_script nolegs 'PGBT_E2E_BUILDS=" " PGBT_E2E_LEGS=
+for leg in $(e2e_legs_checked all); do pass "$leg"; done
+e2e_done')"
+	check_eq "no legs: summary line" "$(tail -n 1 <<<"$CHILD_OUT")" "0 passed, 1 failed, 0 skipped"
+	check_eq "no legs: exit status" "$CHILD_STATUS" 1
+
+	# A leg whose build is not installed is a named skip.
+	run_child "$(child_script missing 'leg_use 99/system || true; e2e_done')"
+	check_contains "missing build: skipped, saying why" "$CHILD_OUT" "skip: 99/system: "
 	check_eq "passing: exit status" "$CHILD_STATUS" 0
 
 	# A failing command outside any check ends the test with a located failure.
@@ -49,30 +66,38 @@ e2e_done')"
 false
 pass "never"
 e2e_done')"
-	check_eq "abort: summary line" "$(tail -n 1 <<<"$CHILD_OUT")" "1 passed, 1 failed"
+	check_eq "abort: summary line" "$(tail -n 1 <<<"$CHILD_OUT")" "1 passed, 1 failed, 0 skipped"
 	check_eq "abort: exit status" "$CHILD_STATUS" 1
 	check_contains "abort: stderr names the line" "$CHILD_ERR" "aborts.sh:4: 'false' exited with status 1"
 }
 
+# The major of a build name: 15-debug, 18-waitprobes, ct17 -> 15, 18, 17.
+build_major() {
+	local m=${1#ct}
+	echo "${m%%-*}"
+}
+
 # Everything one cluster should offer; the cluster is stopped at the end.
-test_version() {
-	local v=$1 major=${1%-debug}
+test_leg() {
+	local v=$LEG_BUILD major
+	major=$(build_major "$v")
 	if ! cluster_start "$v"; then
-		fail "pg$v: cluster_start failed (see above)"
+		fail "$LEG: cluster_start failed (see above)"
 		return 0
 	fi
-	check_eq "pg$v: CL_MAJOR" "$CL_MAJOR" "$major"
-	check_eq "pg$v: server major" \
+	check_eq "$LEG: CL_MAJOR" "$CL_MAJOR" "$major"
+	check_eq "$LEG: server major" \
 		"$(cl_psql -c "select current_setting('server_version_num')::int / 10000")" "$major"
-	check_eq "pg$v: CL_PID cwd is CL_DATA" "$(readlink "/proc/$CL_PID/cwd")" "$CL_DATA"
-	check_eq "pg$v: CL_PID runs CL_BIN/postgres" \
-		"$(readlink -f "/proc/$CL_PID/exe")" "$(readlink -f "$CL_BIN/postgres")"
-	check_eq "pg$v: server listens only on its socket" "$(cl_psql -c 'show listen_addresses')" ""
-	check_contains "pg$v: CL_LOG is the server log" "$(cat "$CL_LOG")" "database system is ready"
+	check_eq "$LEG: CL_PID's cwd is CL_DATA" "$([[ /proc/$CL_PID/cwd -ef $CL_DATA ]] && echo same)" same
+	check_eq "$LEG: CL_PID runs CL_BIN/postgres" \
+		"$([[ /proc/$CL_PID/exe -ef $CL_BIN/postgres ]] && echo same)" same
+	check_eq "$LEG: server listens only on its socket" "$(cl_psql -c 'show listen_addresses')" ""
+	check_contains "$LEG: CL_LOG is the server log" "$(cat "$CL_LOG")" "database system is ready"
 
 	# pg_parse_query is exported (.dynsym), so the uprobe also works on
 	# Debian's stripped binary; the parent filter keeps it to this cluster.
 	local bt=$E2E_TMP/pg$v.bt out=$E2E_TMP/pg$v.out tag="harness-$v-$RANDOM"
+	# bpftrace prints our PIDs; the server its own (in a container, not ours).
 	cat >"$bt" <<-EOF
 	BEGIN { printf("ready\n"); }
 	interval:s:1 { printf("tick\n"); }
@@ -82,25 +107,29 @@ test_version() {
 	END { printf("end\n"); }
 	EOF
 	if bt_start "$bt" "$out"; then
-		local backend
-		backend=$(cl_psql -c "select pg_backend_pid() as \"$tag\"")
-		sleep 1.2    # at least one interval tick
+		# The session sleeps on, so that its host PID can still be read.
+		local backend i session=$E2E_TMP/session-$v.out
+		printf 'select pg_backend_pid() as "%s";\nselect pg_sleep(1.2);\n' "$tag" |
+			cl_psql >"$session" &
+		for ((i = 0; i < 100; i++)); do [[ -s $session ]] && break; sleep 0.05; done
+		backend=$(cl_host_pid "$(head -n1 "$session")")
+		wait $!    # at least one interval tick
 		bt_stop
 		local got
 		got=$(cat "$out")
-		check_contains "pg$v: bpftrace BEGIN" "$got" "ready"
-		check_contains "pg$v: bpftrace interval" "$got" "tick"
-		check_contains "pg$v: bpftrace END after bt_stop" "$got" "end"
-		check_contains "pg$v: uprobe saw the backend" "$got" \
+		check_contains "$LEG: bpftrace BEGIN" "$got" "ready"
+		check_contains "$LEG: bpftrace interval" "$got" "tick"
+		check_contains "$LEG: bpftrace END after bt_stop" "$got" "end"
+		check_contains "$LEG: uprobe saw the backend" "$got" \
 			"query pid=$backend q=select pg_backend_pid() as \"$tag\""
 	fi
 
 	local data=$CL_DATA dir=$CL_DIR pid=$CL_PID
 	cluster_stop
-	check_empty "pg$v: processes left in $data" "$(cluster_pids "$data")"
-	check_eq "pg$v: postmaster gone" "$(pgbt_alive "$pid" && echo alive || echo gone)" gone
-	check_eq "pg$v: temp dir removed" "$([[ -e $dir ]] && echo exists || echo removed)" removed
-	check_eq "pg$v: CL_* cleared" "$CL_NAME$CL_PID" ""
+	check_empty "$LEG: processes left in $data" "$(cluster_pids "$data")"
+	check_eq "$LEG: postmaster gone" "$(pgbt_alive "$pid" && echo alive || echo gone)" gone
+	check_eq "$LEG: temp dir removed" "$([[ -e $dir ]] && echo exists || echo removed)" removed
+	check_eq "$LEG: CL_* cleared" "$CL_NAME$CL_PID" ""
 }
 
 test_two_clusters() {
@@ -125,13 +154,13 @@ test_two_clusters() {
 		fail "two clusters: same postmaster $pid1"
 	fi
 	check_eq "two clusters: two: server major" \
-		"$(cl_psql -c "select current_setting('server_version_num')::int / 10000")" "${b%-debug}"
+		"$(cl_psql -c "select current_setting('server_version_num')::int / 10000")" "$(build_major "$b")"
 	check_eq "two clusters: two does not see one's table" \
 		"$(cl_psql -c "select count(*) from pg_class where relname = 'only_in_one'")" 0
 	cluster_use one
 	check_eq "two clusters: cluster_use one: CL_PORT" "$CL_PORT" "$port1"
 	check_eq "two clusters: one: server major" \
-		"$(cl_psql -c "select current_setting('server_version_num')::int / 10000")" "${a%-debug}"
+		"$(cl_psql -c "select current_setting('server_version_num')::int / 10000")" "$(build_major "$a")"
 	check_eq "two clusters: one sees its table" \
 		"$(cl_psql -c "select count(*) from pg_class where relname = 'only_in_one'")" 1
 	cluster_stop one
@@ -174,14 +203,16 @@ test_exit_trap() {
 	check_eq "exit trap: E2E_TMP removed" "$([[ -e $tmp ]] && echo exists || echo removed)" removed
 }
 
-read -ra versions <<<"$PGBT_E2E_VERSIONS"
-((${#versions[@]})) || { fail "PGBT_E2E_VERSIONS is empty"; e2e_done; }
-
 test_checks
-for v in "${versions[@]}"; do
-	test_version "$v"
+builds=()
+for leg in $(e2e_legs_checked each); do
+	leg_use "$leg" || continue
+	test_leg
+	builds+=("$LEG_BUILD")
 done
-# The first two versions side by side (the same one twice if only one).
-test_two_clusters "${versions[0]}" "${versions[1]:-${versions[0]}}"
-test_exit_trap "${versions[0]}"
+# The first two builds side by side (the same one twice if only one).
+if ((${#builds[@]})); then
+	test_two_clusters "${builds[0]}" "${builds[1]:-${builds[0]}}"
+	test_exit_trap "${builds[0]}"
+fi
 e2e_done

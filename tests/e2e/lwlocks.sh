@@ -55,9 +55,9 @@ test_lwlocks() {
 		render "lw-$v" lwlocks output=$v
 		render "lw-$v-uprobe" lwlocks output=$v probe=uprobe
 	done
-	check_contains "pg$V: lwlocks uses USDT on this build" "$(cat "$E2E_TMP/lw-waits.bt")" \
+	check_contains "$LEG: lwlocks uses USDT on this build" "$(cat "$E2E_TMP/lw-waits.bt")" \
 		"postgresql:lwlock__wait__start"
-	check_contains "pg$V: lwlocks probe=uprobe sees sleeps in PGSemaphoreLock" \
+	check_contains "$LEG: lwlocks probe=uprobe sees sleeps in PGSemaphoreLock" \
 		"$(cat "$E2E_TMP/lw-waits-uprobe.bt")" ":PGSemaphoreLock"
 	local pids=()
 	for v in waits waits-uprobe all all-uprobe; do
@@ -74,19 +74,19 @@ test_lwlocks() {
 		# LW_EXCLUSIVE through USDT and LW_WAIT_UNTIL_FREE through uprobes.
 		a=$(lw_sum @waits "$named" "LW_.*" "$E2E_TMP/lw-$v.out")
 		b=$(lw_sum @waits "$named" "LW_.*" "$E2E_TMP/lw-$v-uprobe.out")
-		check_eq "pg$V: lwlocks output=$v: sleeps on named tranches seen through USDT ($a)" "$((a > 20))" 1
+		check_eq "$LEG: lwlocks output=$v: sleeps on named tranches seen through USDT ($a)" "$((a > 20))" 1
 		# A uprobe sleep is one semaphore wait; a USDT one may span several.
-		check_near "pg$V: lwlocks output=$v: uprobe/USDT sleeps on named tranches ($b/$a)" \
+		check_near "$LEG: lwlocks output=$v: uprobe/USDT sleeps on named tranches ($b/$a)" \
 			"$(ratio "$b" "$a")" 1.05 0.1
-		check_contains "pg$V: lwlocks output=$v: a wait-time histogram" \
+		check_contains "$LEG: lwlocks output=$v: a wait-time histogram" \
 			"$(cat "$E2E_TMP/lw-$v.out")" "@wait_us[BufferContent, LW_EXCLUSIVE]:"
 	done
 	for v in "WALInsert LW_EXCLUSIVE" "ProcArray LW_SHARED" "BufferMapping LW_SHARED"; do
 		a=$(lw_sum @acquired "${v% *}" "${v#* }" "$E2E_TMP/lw-all.out")
 		b=$(lw_sum @acquired "${v% *}" "${v#* }" "$E2E_TMP/lw-all-uprobe.out")
-		check_eq "pg$V: lwlocks output=all: $v acquired at least once per transaction ($a)" \
+		check_eq "$LEG: lwlocks output=all: $v acquired at least once per transaction ($a)" \
 			"$((a >= 3200))" 1
-		check_near "pg$V: lwlocks output=all: $v acquisitions, uprobe/USDT ($b/$a)" \
+		check_near "$LEG: lwlocks output=all: $v acquisitions, uprobe/USDT ($b/$a)" \
 			"$(ratio "$b" "$a")" 1 0.02
 	done
 	# XLogFlush takes WALWrite with LWLockAcquireOrWait: "or-wait" when it
@@ -94,9 +94,9 @@ test_lwlocks() {
 	# flush covered its commit. Both paths see every call.
 	a=$(lw_sum @acquired WALWrite LW_EXCLUSIVE "$E2E_TMP/lw-all.out" "or-wait|or-wait-fail")
 	b=$(lw_sum @acquired WALWrite LW_EXCLUSIVE "$E2E_TMP/lw-all-uprobe.out" "or-wait|or-wait-fail")
-	check_eq "pg$V: lwlocks output=all: WALWrite or-wait calls, about one per commit ($a)" \
+	check_eq "$LEG: lwlocks output=all: WALWrite or-wait calls, about one per commit ($a)" \
 		"$((a >= 2000 && a <= 4000))" 1
-	check_near "pg$V: lwlocks output=all: WALWrite or-wait calls, uprobe/USDT ($b/$a)" \
+	check_near "$LEG: lwlocks output=all: WALWrite or-wait calls, uprobe/USDT ($b/$a)" \
 		"$(ratio "$b" "$a")" 1 0.02
 }
 
@@ -131,25 +131,25 @@ test_lwlock_events() {
 	printf '%s\n' "select count(*) from lw; insert into lw values (0); select pg_sleep(0.5);" '\q' >&7
 	exec 7>&-
 	for ((v = 0; v < 100; v++)); do pgbt_alive "$session" || break; sleep 0.1; done
-	pgbt_alive "$session" && fail "pg$V: the traced session did not end within 10 s"
+	pgbt_alive "$session" && fail "$LEG: the traced session did not end within 10 s"
 	pgbt_bg_stop "$session"
 	for v in "${pids[@]}"; do bt_stop "$v"; done
 
 	out=$E2E_TMP/lw-events.out
-	check_eq "pg$V: lwlocks output=events: the session's statements ran" \
+	check_eq "$LEG: lwlocks output=events: the session's statements ran" \
 		"$(sed -n 1p "$E2E_TMP/session.out")" 1000
-	check_empty "pg$V: lwlocks output=events: bpftrace says nothing on stderr" \
+	check_empty "$LEG: lwlocks output=events: bpftrace says nothing on stderr" \
 		"$(grep -hiE '^(warning|error)' "$out" "$E2E_TMP/lw-events-uprobe.out" | grep -v RLIMIT_MEMLOCK)"
-	check_eq "pg$V: lwlocks output=events: the scan's buffer lookups (BufferMapping LW_SHARED acquired)" \
+	check_eq "$LEG: lwlocks output=events: the scan's buffer lookups (BufferMapping LW_SHARED acquired)" \
 		"$(lw_event_counts "$out" | awk '$2 == "acquire" && $3 == "BufferMapping" && $4 == "LW_SHARED" { print ($1 >= 5) }')" 1
-	check_eq "pg$V: lwlocks output=events: USDT and uprobes print the same events" \
+	check_eq "$LEG: lwlocks output=events: USDT and uprobes print the same events" \
 		"$(lw_event_counts "$E2E_TMP/lw-events-uprobe.out")" "$(lw_event_counts "$out")"
-	check_eq "pg$V: lwlocks output=events: every acquisition is released (unbalanced tranches)" \
+	check_eq "$LEG: lwlocks output=events: every acquisition is released (unbalanced tranches)" \
 		"$(awk '$1 ~ /^[0-9][0-9]:/ && $2 ~ /^[0-9]+$/ {
 				if ($3 == "release") r[$4]++
 				else if ($3 ~ /^(acquire|cond|or-wait)$/) a[$4]++
 			} END { for (k in a) if (a[k] != r[k]) print k, a[k], r[k]; for (k in r) if (!(k in a)) print k, 0, r[k] }' "$out")" ""
-	check_eq "pg$V: lwlocks output=events: only PID $pid" \
+	check_eq "$LEG: lwlocks output=events: only PID $pid" \
 		"$(awk '$1 ~ /^[0-9][0-9]:/ && $2 ~ /^[0-9]+$/ { print $2 }' "$out" "$E2E_TMP/lw-events-uprobe.out" | sort -u)" "$pid"
 }
 
@@ -174,20 +174,21 @@ test_row_locks() {
 	bt_stop
 
 	# TIME PID REL MODE POLICY RESULT TIME_US CTID
-	check_eq "pg$V: row-locks: A's lock" "$(awk -v p="$a_pid" '$2 == p { print $3, $4, $5, $6, $8 }' "$out")" \
+	check_eq "$LEG: row-locks: A's lock" "$(awk -v p="$a_pid" '$2 == p { print $3, $4, $5, $6, $8 }' "$out")" \
 		"$r_oid LockTupleExclusive LockWaitBlock TM_Ok (0,1)"
-	check_eq "pg$V: row-locks: C's SKIP LOCKED" "$(awk -v p="$c_pid" '$2 == p { print $3, $4, $5, $6, $8 }' "$out")" \
+	check_eq "$LEG: row-locks: C's SKIP LOCKED" "$(awk -v p="$c_pid" '$2 == p { print $3, $4, $5, $6, $8 }' "$out")" \
 		"$r_oid LockTupleExclusive LockWaitSkip TM_WouldBlock (0,1)"
 	line=$(awk -v p="$b_pid" '$2 == p' "$out")
-	check_eq "pg$V: row-locks: B's wait" "$(awk '{ print $3, $4, $5, $6, $8 }' <<<"$line")" \
+	check_eq "$LEG: row-locks: B's wait" "$(awk '{ print $3, $4, $5, $6, $8 }' <<<"$line")" \
 		"$r_oid LockTupleExclusive LockWaitBlock TM_Ok (0,1)"
-	check_near "pg$V: row-locks: B's wait in us" "$(awk '{ print $7 }' <<<"$line")" 425000 25000
-	check_eq "pg$V: row-locks: only A, B and C" "$(awk '$1 ~ /^[0-9][0-9]:/ { print $2 }' "$out" | sort -u | paste -sd' ')" \
+	check_near "$LEG: row-locks: B's wait in us" "$(awk '{ print $7 }' <<<"$line")" 425000 25000
+	check_eq "$LEG: row-locks: only A, B and C" "$(awk '$1 ~ /^[0-9][0-9]:/ { print $2 }' "$out" | sort -u | paste -sd' ')" \
 		"$(printf '%s\n' "$a_pid" "$b_pid" "$c_pid" | sort -u | paste -sd' ')"
 }
 
-for V in $PGBT_E2E_VERSIONS; do
-	cluster_start "$V"
+for leg in $(e2e_legs_checked each); do
+	leg_use "$leg" || continue
+	cluster_start "$LEG_BUILD"
 	test_row_locks
 	test_lwlocks
 	test_lwlock_events

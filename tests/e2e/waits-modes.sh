@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
 # The waits script's other mechanisms (mode=), under bpftrace against real
 # servers, with waits of known length:
-#   usdt   on 17 built with tests/setup/pg17-wait-event-probes.patch
-#          (build-postgres.sh 17-waitprobes), chosen by default there:
+#   usdt   on 18 built with tests/setup/pg18-wait-event-probes.patch
+#          (build-postgres.sh 18-waitprobes), chosen by default there,
+#          under each bpftrace:
 #            S: SELECT pg_sleep(0.5)          ~500 ms in Timeout:PgSleep
 #            B: UPDATE of a row H holds 700 ms  that time in Lock:transactionid
 #          and a sched_switch tracer (mode=switch) run at the same time
 #          agrees on both; W's 50 commits with synchronous_commit on write
 #          WAL without sleeping: usdt counts at least 50 IO:WalWrite waits,
 #          sched_switch fewer (it sees only waits that leave the CPU).
-#   watch  on Debian's stripped 15, 17 and 18: one backend A, followed by
+#   watch  on every server build (bpftraces in turn): one backend A, followed by
 #          pid=A, sleeps 0.5 s then waits ~400 ms for an advisory lock H
 #          holds; only A is seen, with both waits and its idle ClientRead.
 #   errors a bad pid= (not a backend, the postmaster, no such process),
 #          mode=watch without pid=, mode=usdt on a build without the
-#          probes: one line on stderr, nothing on stdout.
+#          probes: one line on stderr, nothing on stdout (on the first
+#          leg that runs).
 # Every rendering also keeps to the portable bpftrace subset and compiles.
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
@@ -22,14 +24,14 @@ source "$(dirname "$0")/../lib/lock-sessions.sh"    # render, wait_for, hold_unt
 
 LINT=$PGBT_ROOT/tests/lint/bt-subset.sh
 TOL_MS=100
-USDT_BUILD=17-waitprobes
+USDT_BUILD=18-waitprobes
 
 # The rendering $E2E_TMP/NAME.bt keeps to the subset and compiles.
 lint() {
 	local bt=$E2E_TMP/$1.bt
-	check_empty "pg$V: $1 keeps to the portable subset" "$("$LINT" "$bt" "$CL_PID" 2>&1)"
-	check_empty "pg$V: $1 compiles" \
-		"$(timeout 60 bpftrace --test codegen "$bt" 2>&1 | grep -v RLIMIT_MEMLOCK)"
+	check_empty "$LEG: $1 keeps to the portable subset" "$("$LINT" "$bt" "$CL_PID" 2>&1)"
+	check_empty "$LEG: $1 compiles" \
+		"$(timeout 60 "$PGBT_BPFTRACE" --test codegen "$bt" 2>&1 | grep -v RLIMIT_MEMLOCK)"
 }
 
 # The first line a rendering prints (BEGIN's printf format strings, joined).
@@ -52,15 +54,14 @@ count_of() {
 now_ms() { echo $((${EPOCHREALTIME/./} / 1000)); }
 
 test_usdt() {
-	V=$USDT_BUILD
-	cluster_start "$V"
+	cluster_start "$LEG_BUILD"
 	cl_psql -c "create table wt (id int primary key, v int); insert into wt values (1, 0);
 		create table wl (i int)"
 	render usdt waits
 	render switch waits mode=switch
-	check_contains "pg$V: waits picks the USDT probes" "$(header usdt)" \
+	check_contains "$LEG: waits picks the USDT probes" "$(header usdt)" \
 		"through USDT wait__event__start/end (every wait, on CPU or off"
-	check_contains "pg$V: mode=switch says what it is" "$(header switch)" "through sched_switch"
+	check_contains "$LEG: mode=switch says what it is" "$(header switch)" "through sched_switch"
 	lint usdt
 	lint switch
 	bt_start "$E2E_TMP/usdt.bt" "$E2E_TMP/usdt.out"
@@ -88,7 +89,7 @@ test_usdt() {
 	local b_bg=$BG_PID
 	b_pid=$(waiting_pid "update wt set v = v + 1 where id = 1 /* waits-modes */")
 	t0=$(now_ms)
-	check_eq "pg$V: pg_stat_activity names B's wait" "$(psa_wait "$b_pid" Lock:transactionid)" Lock:transactionid
+	check_eq "$LEG: pg_stat_activity names B's wait" "$(psa_wait "$b_pid" Lock:transactionid)" Lock:transactionid
 	wait "$h_bg" || true
 	b_ms=$(($(now_ms) - t0))
 	wait "$b_bg" || true
@@ -103,19 +104,19 @@ test_usdt() {
 	bt_stop "$bt_usdt"    # ~190 USDT sites: ~23 s to detach (see bt_stop)
 
 	local u=$E2E_TMP/usdt.out s=$E2E_TMP/switch.out
-	check_empty "pg$V: no bpftrace errors" "$(grep -i 'error\|warning' "$u" "$s" | grep -v RLIMIT || true)"
-	check_near "pg$V: usdt: S's ms in Timeout:PgSleep" "$(ms_of "$u" "$s_pid" Timeout:PgSleep)" 500 "$TOL_MS"
-	check_near "pg$V: usdt: B's ms in Lock:transactionid (~700)" \
+	check_empty "$LEG: no bpftrace errors" "$(bt_problems "$u" "$s")"
+	check_near "$LEG: usdt: S's ms in Timeout:PgSleep" "$(ms_of "$u" "$s_pid" Timeout:PgSleep)" 500 "$TOL_MS"
+	check_near "$LEG: usdt: B's ms in Lock:transactionid (~700)" \
 		"$(ms_of "$u" "$b_pid" Lock:transactionid)" "$b_ms" "$TOL_MS"
-	check_near "pg$V: usdt and sched_switch agree on S's pg_sleep (ms)" \
+	check_near "$LEG: usdt and sched_switch agree on S's pg_sleep (ms)" \
 		"$(ms_of "$u" "$s_pid" Timeout:PgSleep)" "$(ms_of "$s" "$s_pid" Timeout:PgSleep)" 20
-	check_near "pg$V: usdt and sched_switch agree on B's row lock (ms)" \
+	check_near "$LEG: usdt and sched_switch agree on B's row lock (ms)" \
 		"$(ms_of "$u" "$b_pid" Lock:transactionid)" "$(ms_of "$s" "$b_pid" Lock:transactionid)" 20
 	local wu ws
-	wu=$(count_of "$u" IO:WalWrite)    # 17's name for WAL_WRITE
+	wu=$(count_of "$u" IO:WalWrite)    # the name of WAL_WRITE since 17
 	ws=$(count_of "$s" IO:WalWrite)
-	check_eq "pg$V: usdt sees W's 50 WAL writes, on CPU too (got $wu)" "$((wu >= 50))" 1
-	check_eq "pg$V: sched_switch sees fewer of them ($ws < $wu)" "$((ws < wu))" 1
+	check_eq "$LEG: usdt sees W's 50 WAL writes, on CPU too (got $wu)" "$((wu >= 50))" 1
+	check_eq "$LEG: sched_switch sees fewer of them ($ws < $wu)" "$((ws < wu))" 1
 	cluster_stop
 }
 
@@ -123,10 +124,10 @@ test_usdt() {
 expect_gen_error() {
 	local what=$1 want=$2 rc=0; shift 2
 	"$PGBT_GEN" -p "$CL_PID" waits "$@" >"$E2E_TMP/err.out" 2>"$E2E_TMP/err.err" || rc=$?
-	check_eq "pg$V: $what: fails" "$((rc != 0))" 1
-	check_empty "pg$V: $what: nothing on stdout" "$(cat "$E2E_TMP/err.out")"
-	check_eq "pg$V: $what: one line on stderr" "$(wc -l <"$E2E_TMP/err.err")" 1
-	check_contains "pg$V: $what: says why" "$(cat "$E2E_TMP/err.err")" "$want"
+	check_eq "$LEG: $what: fails" "$((rc != 0))" 1
+	check_empty "$LEG: $what: nothing on stdout" "$(cat "$E2E_TMP/err.out")"
+	check_eq "$LEG: $what: one line on stderr" "$(wc -l <"$E2E_TMP/err.err")" 1
+	check_contains "$LEG: $what: says why" "$(cat "$E2E_TMP/err.err")" "$want"
 }
 
 test_errors() {
@@ -141,13 +142,16 @@ test_errors() {
 	expect_gen_error "mode=usdt without the probes" "mode=usdt needs a build with the USDT probes" mode=usdt
 }
 
+ERRORS_TESTED=
 test_watch() {
-	V=$1
-	cluster_start "$V"
-	[[ $V == 15 ]] && test_errors
+	cluster_start "$LEG_BUILD"
+	if [[ -z $ERRORS_TESTED ]]; then
+		test_errors
+		ERRORS_TESTED=1
+	fi
 
 	# A: a session fed through a fifo; its PID is known before it waits.
-	local dir=$E2E_TMP/pg$V afd a_pid i
+	local dir=$E2E_TMP/watch-$LEG_BUILD afd a_pid i
 	mkdir -p "$dir"
 	chown postgres: "$dir"
 	mkfifo "$dir/a.in"
@@ -160,15 +164,15 @@ test_watch() {
 	a_pid=$(head -n1 "$dir/a.pid")
 
 	render watch waits mode=watch pid="$a_pid"
-	check_contains "pg$V: mode=watch says what it uses and sees" "$(header watch)" \
+	check_contains "$LEG: mode=watch says what it uses and sees" "$(header watch)" \
 		"hardware watchpoint on its wait_event_info (every wait of this backend"
-	check_contains "pg$V: mode=watch gives its cost" "$(header watch)" "~9 us per wait event"
+	check_contains "$LEG: mode=watch gives its cost" "$(header watch)" "~9 us per wait event"
 	lint watch
-	bt_start "$E2E_TMP/watch.bt" "$E2E_TMP/watch-$V.out"
+	bt_start "$E2E_TMP/watch.bt" "$E2E_TMP/watch-$LEG_BUILD.out"
 
 	echo "select pg_sleep(0.5);" >&$afd
-	check_eq "pg$V: pg_stat_activity names A's sleep" "$(psa_wait "$a_pid" Timeout:PgSleep)" Timeout:PgSleep
-	check_eq "pg$V: A back to idle" "$(psa_wait "$a_pid" Client:ClientRead)" Client:ClientRead
+	check_eq "$LEG: pg_stat_activity names A's sleep" "$(psa_wait "$a_pid" Timeout:PgSleep)" Timeout:PgSleep
+	check_eq "$LEG: A back to idle" "$(psa_wait "$a_pid" Client:ClientRead)" Client:ClientRead
 	sleep 0.3    # idle: Client:ClientRead
 
 	# H holds advisory lock 7 until A waits for it, then 0.4 s more.
@@ -180,11 +184,11 @@ test_watch() {
 	local h_bg=$BG_PID t0 c_ms
 	wait_for "select count(*) from pg_locks where locktype = 'advisory' and granted"
 	echo "select pg_advisory_lock(7);" >&$afd
-	check_eq "pg$V: pg_stat_activity names A's lock wait" "$(psa_wait "$a_pid" Lock:advisory)" Lock:advisory
+	check_eq "$LEG: pg_stat_activity names A's lock wait" "$(psa_wait "$a_pid" Lock:advisory)" Lock:advisory
 	t0=$(now_ms)
 	wait "$h_bg" || true
 	c_ms=$(($(now_ms) - t0))
-	check_eq "pg$V: A got the lock" "$(psa_wait "$a_pid" Client:ClientRead)" Client:ClientRead
+	check_eq "$LEG: A got the lock" "$(psa_wait "$a_pid" Client:ClientRead)" Client:ClientRead
 	# bpftrace inherited the fifo too: no EOF, so A is told to quit.
 	echo '\q' >&$afd
 	exec {afd}>&-
@@ -192,20 +196,22 @@ test_watch() {
 	sleep 0.2
 	bt_stop
 
-	local out=$E2E_TMP/watch-$V.out
-	check_empty "pg$V: no bpftrace errors" "$(grep -i 'error\|warning' "$out" | grep -v RLIMIT || true)"
-	check_near "pg$V: watch: A's ms in Timeout:PgSleep" "$(ms_of "$out" "$a_pid" Timeout:PgSleep)" 500 "$TOL_MS"
-	check_near "pg$V: watch: A's ms in Lock:advisory" "$(ms_of "$out" "$a_pid" Lock:advisory)" "$c_ms" "$TOL_MS"
+	local out=$E2E_TMP/watch-$LEG_BUILD.out
+	check_empty "$LEG: no bpftrace errors" "$(bt_problems "$out")"
+	check_near "$LEG: watch: A's ms in Timeout:PgSleep" "$(ms_of "$out" "$a_pid" Timeout:PgSleep)" 500 "$TOL_MS"
+	check_near "$LEG: watch: A's ms in Lock:advisory" "$(ms_of "$out" "$a_pid" Lock:advisory)" "$c_ms" "$TOL_MS"
 	local a_idle
 	a_idle=$(ms_of "$out" "$a_pid" Client:ClientRead)
-	check_eq "pg$V: watch: A's idle time in Client:ClientRead >= 300 ms (got $a_idle)" "$((a_idle >= 300))" 1
-	check_eq "pg$V: watch: only A is seen" \
+	check_eq "$LEG: watch: A's idle time in Client:ClientRead >= 300 ms (got $a_idle)" "$((a_idle >= 300))" 1
+	check_eq "$LEG: watch: only A is seen" \
 		"$(awk -F'[][, ]+' '/^@wait_us_by_pid\[/ { print $2 }' "$out" | sort -u)" "$a_pid"
 	cluster_stop
 }
 
-test_usdt
-for v in $PGBT_E2E_VERSIONS; do
-	test_watch "$v"
+for bt in $PGBT_E2E_BPFTRACES; do
+	leg_use "$USDT_BUILD/$bt" && test_usdt
+done
+for leg in $(e2e_legs_checked each); do
+	leg_use "$leg" && test_watch
 done
 e2e_done

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The wait-event scripts under bpftrace against real servers (Debian's
-# stripped 15, source-built 17 and 18), with waits of known length, each
+# The wait-event scripts under bpftrace against real servers (every leg:
+# each server build with each bpftrace), with waits of known length, each
 # named by pg_stat_activity while it happens:
 #   S: SELECT pg_sleep(0.5)                    ~500 ms in Timeout:PgSleep
 #   B: UPDATE of a row that A holds ~700 ms   that time in Lock:transactionid
@@ -35,7 +35,7 @@ total_ms() {
 # the bench does): waits-by-query must work with both.
 bt_start_strlen64() {
 	local i
-	pgbt_bg env BPFTRACE_STRLEN=64 BPFTRACE_MAX_STRLEN=64 bpftrace "$1" >"$2" 2>&1
+	pgbt_bg env $(bt_strlen_env 64) "$PGBT_BPFTRACE" "$1" >"$2" 2>&1
 	BT_PID=$BG_PID
 	for ((i = 0; i < 300; i++)); do
 		grep -q Attaching "$2" && { sleep 1; return 0; }
@@ -73,27 +73,26 @@ query_id() {
 	cl_psql -c "select query_id from pg_stat_activity where pid = $1"
 }
 
-test_version() {
-	V=$1
-	if [[ $V != 15 ]]; then
-		local out rc=0
-		out=$("$PGBT_GEN" check-layouts --bin "$PGBT_CACHE/pg$V/bin/postgres" 2>&1) || rc=$?
-		check_eq "pg$V: layouts (with the wait-event names) match DWARF ($(tail -n 3 <<<"$out"))" "$rc" 0
-	fi
+test_leg() {
 	# compute_query_id: so that waits-by-query by=queryid has IDs to show.
-	cluster_start "$V" compute_query_id=on
+	cluster_start "$LEG_BUILD" compute_query_id=on
+	if readelf -S "$CL_BIN/postgres" 2>/dev/null | grep -q '\.debug_info'; then
+		local out rc=0
+		out=$("$PGBT_GEN" check-layouts --bin "$CL_BIN/postgres" 2>&1) || rc=$?
+		check_eq "$LEG: layouts (with the wait-event names) match DWARF ($(tail -n 3 <<<"$out"))" "$rc" 0
+	fi
 	cl_psql -c "create table wt (id int primary key, v int); insert into wt values (1, 0)"
 	render waits-by-queryid waits-by-query by=queryid
 	render waits waits
 	render waits-nopid waits per_backend=off
 	render waits-interval waits interval=1
-	check_empty "pg$V: per_backend=off renders no per-backend map (outside the header)" \
+	check_empty "$LEG: per_backend=off renders no per-backend map (outside the header)" \
 		"$(sed '1,/^ \*\//d' "$E2E_TMP/waits-nopid.bt" | grep wait_us_by_pid || true)"
-	check_contains "pg$V: per_backend=on renders the per-backend map" \
+	check_contains "$LEG: per_backend=on renders the per-backend map" \
 		"$(sed '1,/^ \*\//d' "$E2E_TMP/waits.bt")" "@wait_us_by_pid["
 	render waits-by-query waits-by-query
 	render offcpu-stacks offcpu-stacks
-	check_contains "pg$V: waits says what it uses" "$(cat "$E2E_TMP/waits.bt")" "through sched_switch"
+	check_contains "$LEG: waits says what it uses" "$(cat "$E2E_TMP/waits.bt")" "through sched_switch"
 	bt_start "$E2E_TMP/waits.bt" "$E2E_TMP/waits.out"
 	local bt_waits=$BT_PID
 	bt_start "$E2E_TMP/waits-nopid.bt" "$E2E_TMP/waits-nopid.out"
@@ -111,7 +110,7 @@ test_version() {
 	local bt_stacks=$BT_PID
 
 	# A: a session fed through a fifo, so the test decides when it commits.
-	local pgdir=$E2E_TMP/pg$V afd a_pid
+	local pgdir=$E2E_TMP/a-$LEG_BUILD-$LEG_BT afd a_pid
 	local fifo=$pgdir/a.in
 	mkdir -p "$pgdir"
 	chown postgres: "$pgdir"    # A (psql as postgres) writes its PID there
@@ -131,7 +130,7 @@ test_version() {
 	pgbt_bg cl_psql -c "select pg_sleep(0.5) /* waits-e2e */"
 	local s_bg=$BG_PID s_pid
 	s_pid=$(waiting_pid "select pg_sleep(0.5) /* waits-e2e */")
-	check_eq "pg$V: pg_stat_activity names S's wait" "$(psa_wait "$s_pid" Timeout:PgSleep)" Timeout:PgSleep
+	check_eq "$LEG: pg_stat_activity names S's wait" "$(psa_wait "$s_pid" Timeout:PgSleep)" Timeout:PgSleep
 	local s_qid b_qid c_qid
 	s_qid=$(query_id "$s_pid")
 	wait "$s_bg" || true
@@ -141,9 +140,9 @@ test_version() {
 	local b_bg=$BG_PID b_pid
 	b_pid=$(waiting_pid "update wt set v = v + 1 where id = 1 /* waits-e2e */")
 	local t0=$EPOCHREALTIME
-	check_eq "pg$V: pg_stat_activity names B's wait" "$(psa_wait "$b_pid" Lock:transactionid)" Lock:transactionid
+	check_eq "$LEG: pg_stat_activity names B's wait" "$(psa_wait "$b_pid" Lock:transactionid)" Lock:transactionid
 	b_qid=$(query_id "$b_pid")
-	check_eq "pg$V: pg_stat_activity names idle A's wait" "$(psa_wait "$a_pid" Client:ClientRead)" Client:ClientRead
+	check_eq "$LEG: pg_stat_activity names idle A's wait" "$(psa_wait "$a_pid" Client:ClientRead)" Client:ClientRead
 	sleep 0.7
 	echo "commit;" >&$afd
 	# B waited from a little before t0 (one poll) to the commit.
@@ -155,7 +154,7 @@ test_version() {
 	local c_bg=$BG_PID c_pid
 	c_pid=$(waiting_pid "select pg_advisory_lock(42) /* waits-e2e */")
 	t0=$EPOCHREALTIME
-	check_eq "pg$V: pg_stat_activity names C's wait" "$(psa_wait "$c_pid" Lock:advisory)" Lock:advisory
+	check_eq "$LEG: pg_stat_activity names C's wait" "$(psa_wait "$c_pid" Lock:advisory)" Lock:advisory
 	c_qid=$(query_id "$c_pid")
 	sleep 0.4
 	echo "select pg_advisory_unlock(42);" >&$afd
@@ -168,46 +167,46 @@ test_version() {
 	bt_stop "$bt_stacks"; bt_stop "$bt_nopid"; bt_stop "$bt_interval"
 
 	local out=$E2E_TMP/waits.out
-	check_near "pg$V: S: ms in Timeout:PgSleep" "$(ms_of @wait_us_by_pid "$out" "$s_pid" Timeout:PgSleep)" 500 "$TOL_MS"
-	check_near "pg$V: B: ms in Lock:transactionid" "$(ms_of @wait_us_by_pid "$out" "$b_pid" Lock:transactionid)" "$b_ms" "$TOL_MS"
-	check_near "pg$V: C: ms in Lock:advisory" "$(ms_of @wait_us_by_pid "$out" "$c_pid" Lock:advisory)" "$c_ms" "$TOL_MS"
+	check_near "$LEG: S: ms in Timeout:PgSleep" "$(ms_of @wait_us_by_pid "$out" "$s_pid" Timeout:PgSleep)" 500 "$TOL_MS"
+	check_near "$LEG: B: ms in Lock:transactionid" "$(ms_of @wait_us_by_pid "$out" "$b_pid" Lock:transactionid)" "$b_ms" "$TOL_MS"
+	check_near "$LEG: C: ms in Lock:advisory" "$(ms_of @wait_us_by_pid "$out" "$c_pid" Lock:advisory)" "$c_ms" "$TOL_MS"
 	# A sat idle in its transaction through B's 700 ms and C's 400 ms.
 	local a_idle
 	a_idle=$(ms_of @wait_us_by_pid "$out" "$a_pid" Client:ClientRead)
-	check_eq "pg$V: A: idle time in Client:ClientRead >= 1000 ms (got $a_idle)" "$((a_idle >= 1000))" 1
-	check_contains "pg$V: totals name Timeout:PgSleep" "$(grep '^@wait_us\[' "$out")" "@wait_us[Timeout:PgSleep]:"
-	check_contains "pg$V: histograms per event" "$(cat "$out")" "@wait_hist_us[Lock:transactionid]:"
-	check_empty "pg$V: no bpftrace errors" "$(grep -i 'error\|warning' "$out" | grep -v RLIMIT || true)"
+	check_eq "$LEG: A: idle time in Client:ClientRead >= 1000 ms (got $a_idle)" "$((a_idle >= 1000))" 1
+	check_contains "$LEG: totals name Timeout:PgSleep" "$(grep '^@wait_us\[' "$out")" "@wait_us[Timeout:PgSleep]:"
+	check_contains "$LEG: histograms per event" "$(cat "$out")" "@wait_hist_us[Lock:transactionid]:"
+	check_empty "$LEG: no bpftrace errors" "$(bt_problems "$out")"
 
 	# per_backend=off: the same waits in the totals (only S slept in
 	# pg_sleep, only B waited for a transaction, only C for an advisory
 	# lock), the same as waits with per_backend=on traced, and no map per
 	# backend at the end.
 	local on=$out off=$E2E_TMP/waits-nopid.out
-	check_near "pg$V: per_backend=off: ms in Timeout:PgSleep" "$(total_ms "$off" Timeout:PgSleep)" 500 "$TOL_MS"
-	check_near "pg$V: per_backend=off: ms in Lock:transactionid" "$(total_ms "$off" Lock:transactionid)" "$b_ms" "$TOL_MS"
-	check_near "pg$V: per_backend=off: ms in Lock:advisory" "$(total_ms "$off" Lock:advisory)" "$c_ms" "$TOL_MS"
-	check_near "pg$V: per_backend=off and on agree on Timeout:PgSleep (ms)" \
+	check_near "$LEG: per_backend=off: ms in Timeout:PgSleep" "$(total_ms "$off" Timeout:PgSleep)" 500 "$TOL_MS"
+	check_near "$LEG: per_backend=off: ms in Lock:transactionid" "$(total_ms "$off" Lock:transactionid)" "$b_ms" "$TOL_MS"
+	check_near "$LEG: per_backend=off: ms in Lock:advisory" "$(total_ms "$off" Lock:advisory)" "$c_ms" "$TOL_MS"
+	check_near "$LEG: per_backend=off and on agree on Timeout:PgSleep (ms)" \
 		"$(total_ms "$off" Timeout:PgSleep)" "$(total_ms "$on" Timeout:PgSleep)" 5
-	check_near "pg$V: per_backend=off and on agree on Lock:transactionid (ms)" \
+	check_near "$LEG: per_backend=off and on agree on Lock:transactionid (ms)" \
 		"$(total_ms "$off" Lock:transactionid)" "$(total_ms "$on" Lock:transactionid)" 5
-	check_contains "pg$V: per_backend=off: histograms per event" "$(cat "$off")" "@wait_hist_us[Timeout:PgSleep]:"
-	check_eq "pg$V: per_backend=off prints no @wait_us_by_pid" "$(grep -c '^@wait_us_by_pid' "$off" || true)" 0
-	check_empty "pg$V: per_backend=off: no bpftrace errors" "$(grep -i 'error\|warning' "$off" | grep -v RLIMIT || true)"
+	check_contains "$LEG: per_backend=off: histograms per event" "$(cat "$off")" "@wait_hist_us[Timeout:PgSleep]:"
+	check_eq "$LEG: per_backend=off prints no @wait_us_by_pid" "$(grep -c '^@wait_us_by_pid' "$off" || true)" 0
+	check_empty "$LEG: per_backend=off: no bpftrace errors" "$(bt_problems "$off")"
 
 	# interval=1: a report a second, each with what ended in that second:
 	# summed over the reports, the same waits (S's sleep ends in the first
 	# seconds: were the maps not cleared after each report, every later
 	# report would count it again).
 	local iv=$E2E_TMP/waits-interval.out
-	check_eq "pg$V: interval=1: reports a second, then the rest at the end" \
+	check_eq "$LEG: interval=1: reports a second, then the rest at the end" \
 		"$(awk '/wait events in the last 1 s/ { n++ } /wait events since the last report/ { e++ }
 			END { print (n >= 2 ? "several" : n + 0), e + 0 }' "$iv")" "several 1"
-	check_near "pg$V: interval=1: ms in Timeout:PgSleep, all reports" "$(total_ms "$iv" Timeout:PgSleep)" 500 "$TOL_MS"
-	check_near "pg$V: interval=1: ms in Lock:transactionid, all reports" "$(total_ms "$iv" Lock:transactionid)" "$b_ms" "$TOL_MS"
-	check_near "pg$V: interval=1: ms in Lock:advisory, all reports" "$(total_ms "$iv" Lock:advisory)" "$c_ms" "$TOL_MS"
-	check_near "pg$V: interval=1: S's ms by backend, all reports" "$(ms_of @wait_us_by_pid "$iv" "$s_pid" Timeout:PgSleep)" 500 "$TOL_MS"
-	check_empty "pg$V: interval=1: no bpftrace errors" "$(grep -i 'error\|warning' "$iv" | grep -v RLIMIT || true)"
+	check_near "$LEG: interval=1: ms in Timeout:PgSleep, all reports" "$(total_ms "$iv" Timeout:PgSleep)" 500 "$TOL_MS"
+	check_near "$LEG: interval=1: ms in Lock:transactionid, all reports" "$(total_ms "$iv" Lock:transactionid)" "$b_ms" "$TOL_MS"
+	check_near "$LEG: interval=1: ms in Lock:advisory, all reports" "$(total_ms "$iv" Lock:advisory)" "$c_ms" "$TOL_MS"
+	check_near "$LEG: interval=1: S's ms by backend, all reports" "$(ms_of @wait_us_by_pid "$iv" "$s_pid" Timeout:PgSleep)" 500 "$TOL_MS"
+	check_empty "$LEG: interval=1: no bpftrace errors" "$(bt_problems "$iv")"
 
 	# waits-by-query: the same waits under each session's query text, with
 	# BPFTRACE_STRLEN 200 and 64, and under the query_id pg_stat_activity
@@ -215,20 +214,20 @@ test_version() {
 	local f
 	for f in waits-by-query waits-by-query-64; do
 		out=$E2E_TMP/$f.out
-		check_near "pg$V: $f: pg_sleep's ms in Timeout:PgSleep" \
+		check_near "$LEG: $f: pg_sleep's ms in Timeout:PgSleep" \
 			"$(query_ms "$out" "select pg_sleep(0.5) /* waits-e2e */" Timeout:PgSleep)" 500 "$TOL_MS"
-		check_near "pg$V: $f: the blocked UPDATE's ms in Lock:transactionid" \
+		check_near "$LEG: $f: the blocked UPDATE's ms in Lock:transactionid" \
 			"$(query_ms "$out" "update wt set v = v + 1 where id = 1 /* waits-e2e */" Lock:transactionid)" "$b_ms" "$TOL_MS"
-		check_near "pg$V: $f: pg_advisory_lock's ms in Lock:advisory" \
+		check_near "$LEG: $f: pg_advisory_lock's ms in Lock:advisory" \
 			"$(query_ms "$out" "select pg_advisory_lock(42) /* waits-e2e */" Lock:advisory)" "$c_ms" "$TOL_MS"
 	done
 	out=$E2E_TMP/waits-by-queryid.out
-	check_near "pg$V: by queryid: S's ms in Timeout:PgSleep" "$(id_ms "$out" "$s_qid" Timeout:PgSleep)" 500 "$TOL_MS"
-	check_near "pg$V: by queryid: B's ms in Lock:transactionid" "$(id_ms "$out" "$b_qid" Lock:transactionid)" "$b_ms" "$TOL_MS"
-	check_near "pg$V: by queryid: C's ms in Lock:advisory" "$(id_ms "$out" "$c_qid" Lock:advisory)" "$c_ms" "$TOL_MS"
+	check_near "$LEG: by queryid: S's ms in Timeout:PgSleep" "$(id_ms "$out" "$s_qid" Timeout:PgSleep)" 500 "$TOL_MS"
+	check_near "$LEG: by queryid: B's ms in Lock:transactionid" "$(id_ms "$out" "$b_qid" Lock:transactionid)" "$b_ms" "$TOL_MS"
+	check_near "$LEG: by queryid: C's ms in Lock:advisory" "$(id_ms "$out" "$c_qid" Lock:advisory)" "$c_ms" "$TOL_MS"
 	for f in waits-by-query waits-by-query-64 waits-by-queryid; do
-		check_empty "pg$V: $f: no bpftrace errors" \
-			"$(grep -i 'error\|warning' "$E2E_TMP/$f.out" | grep -v RLIMIT || true)"
+		check_empty "$LEG: $f: no bpftrace errors" \
+			"$(bt_problems "$E2E_TMP/$f.out")"
 	done
 
 	# offcpu-stacks, folded by the awk its header gives: only S slept in
@@ -238,13 +237,13 @@ test_version() {
 	fold=${fold#*\'}    # the program between awk's quotes
 	fold=${fold%\'*}
 	awk "$fold" "$E2E_TMP/offcpu-stacks.out" >"$E2E_TMP/folded"
-	check_near "pg$V: folded stacks: ms under Timeout:PgSleep" "$(folded_ms Timeout:PgSleep)" 500 "$TOL_MS"
-	check_near "pg$V: folded stacks: ms under Lock:transactionid" "$(folded_ms Lock:transactionid)" "$b_ms" "$TOL_MS"
-	check_near "pg$V: folded stacks: ms under Lock:advisory" "$(folded_ms Lock:advisory)" "$c_ms" "$TOL_MS"
+	check_near "$LEG: folded stacks: ms under Timeout:PgSleep" "$(folded_ms Timeout:PgSleep)" 500 "$TOL_MS"
+	check_near "$LEG: folded stacks: ms under Lock:transactionid" "$(folded_ms Lock:transactionid)" "$b_ms" "$TOL_MS"
+	check_near "$LEG: folded stacks: ms under Lock:advisory" "$(folded_ms Lock:advisory)" "$c_ms" "$TOL_MS"
 	cluster_stop
 }
 
-for v in $PGBT_E2E_VERSIONS; do
-	test_version "$v"
+for leg in $(e2e_legs_checked all); do
+	leg_use "$leg" && test_leg
 done
 e2e_done

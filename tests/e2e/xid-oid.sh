@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # xid-rate, xid-events and oid-consumers under bpftrace against real
-# servers (Debian's stripped 15, source-built 17 and 18), with a known
-# workload and exact figures: session A runs K `SELECT pg_current_xact_id()`
-# and must show exactly K XIDs, each event carrying the XID it was given
-# plus one; session B creates N tables, which must show N XIDs and exactly
-# the OIDs the catalogs gave them.
+# servers, on every leg (every server build with every bpftrace: Debian's
+# stripped 15, the debug builds, Debian 13's 17 in a container), with a
+# known workload and exact figures: session A runs K `SELECT
+# pg_current_xact_id()` and must show exactly K XIDs under the PID
+# pg_backend_pid() gave it, each event carrying the XID it was given plus
+# one; session B creates N tables, which must show N XIDs and exactly the
+# OIDs the catalogs gave them. Also: a restart of the server ends the
+# scripts with a line saying so, instead of counting on.
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
 
@@ -16,8 +19,8 @@ render() {
 	local script=$1; shift
 	local out=$E2E_TMP/$script.bt rc=0
 	"$PGBT_GEN" "$@" "$script" >"$out" 2>"$E2E_TMP/$script.err" || rc=$?
-	check_eq "pg$V: $script renders ($(head -c 300 "$E2E_TMP/$script.err"))" "$rc" 0
-	check_contains "pg$V: $script provenance names the postmaster" \
+	check_eq "$LEG: $script renders ($(head -c 300 "$E2E_TMP/$script.err"))" "$rc" 0
+	check_contains "$LEG: $script provenance names the postmaster" \
 		"$(cat "$out")" "// postmaster: PID $CL_PID"
 }
 
@@ -31,9 +34,9 @@ map_sum() {
 check_totals() {
 	local script=$1 what=$2 map=$3 out=$E2E_TMP/$1.out final
 	final=$(sed -n "s/^\([0-9]*\) $what while tracing.*/\1/p" "$out")
-	check_eq "pg$V: $script: interval counts add up to the final count" \
+	check_eq "$LEG: $script: interval counts add up to the final count" \
 		"$(awk -v w="$what" '$3 == w { s += $2 } END { print s + 0 }' "$out")" "$final"
-	check_eq "pg$V: $script: final count = sum of the per-backend totals" \
+	check_eq "$LEG: $script: final count = sum of the per-backend totals" \
 		"$(awk -v m="$map[" 'index($1, m) == 1 { s += $2 } END { print s + 0 }' "$out")" "$final"
 }
 
@@ -46,20 +49,19 @@ wait_for_reports() {
 		(( $(grep -c " $what (" "$file" || true) >= start + 2 )) && return 0
 		sleep 0.1
 	done
-	fail "pg$V: no new $what interval reports in $file within 15 s"
+	fail "$LEG: no new $what interval reports in $file within 15 s"
 }
 
-test_version() {
-	V=$1
-	cluster_start "$V"
+test_leg() {
+	cluster_start "$LEG_BUILD"
 	local backend
-	backend=$(cl_psql -c "select pid from pg_stat_activity where backend_type = 'checkpointer'")
+	backend=$(cl_host_pid "$(cl_psql -c "select pid from pg_stat_activity where backend_type = 'checkpointer'")")
 
 	# Three ways to name the server: its data directory, a child, the postmaster.
 	render xid-rate -D "$CL_DATA" interval=1
 	render xid-events -p "$backend"
 	render oid-consumers -p "$CL_PID" interval=1
-	check_contains "pg$V: -p of a child finds its postmaster" \
+	check_contains "$LEG: -p of a child finds its postmaster" \
 		"$(cat "$E2E_TMP/xid-events.bt")" "(parent of the named PID $backend)"
 
 	bt_start "$E2E_TMP/xid-rate.bt" "$E2E_TMP/xid-rate.out"; local bt_rate=$BT_PID
@@ -89,33 +91,33 @@ test_version() {
 	local want got
 	want=$(tail -n +2 <<<"$a_out" | awk '{ print $1 + 1 }' | paste -sd' ')
 	got=$(awk -v p="$a_pid" '$2 == p { print $3 }' "$E2E_TMP/xid-events.out" | paste -sd' ')
-	check_eq "pg$V: xid-events: A's $K events and their NEXT_XID values" "$got" "$want"
-	check_eq "pg$V: xid-events: B's CREATE TABLEs take one XID each" \
+	check_eq "$LEG: xid-events: A's $K events and their NEXT_XID values" "$got" "$want"
+	check_eq "$LEG: xid-events: B's CREATE TABLEs take one XID each" \
 		"$(awk -v p="$b_pid" '$2 == p' "$E2E_TMP/xid-events.out" | wc -l)" "$N"
 
 	# xid-rate: the final per-backend totals are exact; the per-interval
 	# header counts add up to the final total.
-	check_eq "pg$V: xid-rate: A's XIDs in the final total" \
+	check_eq "$LEG: xid-rate: A's XIDs in the final total" \
 		"$(map_sum @total_xids_by_pid "$E2E_TMP/xid-rate.out" "$a_pid")" "$K"
-	check_eq "pg$V: xid-rate: B's XIDs in the final total" \
+	check_eq "$LEG: xid-rate: B's XIDs in the final total" \
 		"$(map_sum @total_xids_by_pid "$E2E_TMP/xid-rate.out" "$b_pid")" "$N"
 	check_totals xid-rate XIDs @total_xids_by_pid
-	check_near "pg$V: xid-rate: A's XIDs over the per-interval lists" \
+	check_near "$LEG: xid-rate: A's XIDs over the per-interval lists" \
 		"$(map_sum @xids_by_pid "$E2E_TMP/xid-rate.out" "$a_pid")" "$K" 1
 
 	# oid-consumers: B's OIDs are exactly those the catalogs hold; A took none.
-	check_eq "pg$V: oid-consumers: B's OIDs = relations + types created ($oids_made)" \
+	check_eq "$LEG: oid-consumers: B's OIDs = relations + types created ($oids_made)" \
 		"$(map_sum @total_oids_by_pid "$E2E_TMP/oid-consumers.out" "$b_pid")" "$oids_made"
-	check_eq "pg$V: oid-consumers: A took no OID" \
+	check_eq "$LEG: oid-consumers: A took no OID" \
 		"$(map_sum @total_oids_by_pid "$E2E_TMP/oid-consumers.out" "$a_pid")" 0
 	check_totals oid-consumers OIDs @total_oids_by_pid
-	check_near "pg$V: oid-consumers: B's OIDs over the per-interval lists" \
+	check_near "$LEG: oid-consumers: B's OIDs over the per-interval lists" \
 		"$(map_sum @oids_by_pid "$E2E_TMP/oid-consumers.out" "$b_pid")" "$oids_made" 1
 
 	cluster_stop
 }
 
-for v in $PGBT_E2E_VERSIONS; do
-	test_version "$v"
+for leg in $(e2e_legs_checked all); do
+	leg_use "$leg" && test_leg
 done
 e2e_done

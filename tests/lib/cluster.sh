@@ -8,16 +8,23 @@
 # cluster_use NAME switches back to another one. Every cluster lives in its
 # own mktemp -d directory, so nothing is shared between them but the kernel.
 #
-#   pg_bindir MAJOR          print the bin dir of a PostgreSQL build:
+#   pg_bindir BUILD          print the bin dir of a PostgreSQL build:
 #                              15        /usr/lib/postgresql/15/bin (Debian's
 #                                        stripped build, the one users run)
 #                              15-debug  $PGBT_CACHE/pg15/bin
 #                              17, 18    $PGBT_CACHE/pg17/bin, .../pg18/bin
-#                              17-waitprobes  $PGBT_CACHE/pg17-waitprobes/bin
-#                                        (17 with USDT wait-event probes;
+#                              18-waitprobes  $PGBT_CACHE/pg18-waitprobes/bin
+#                                        (18 with USDT wait-event probes;
 #                                        any build-postgres.sh variant)
+#                              ct17      Debian 13's postgresql-17 (stripped)
+#                                        in the trixie root, run as a
+#                                        container: its own mount and PID
+#                                        namespaces (debian-root.sh trixie)
 #                            ($PGBT_CACHE defaults to /var/cache/pgbt). A
-#                            missing build is an error, not a skip.
+#                            missing build is an error.
+#   pg_build_missing BUILD   print why BUILD cannot run here (not built,
+#                            its source could not be fetched...) and
+#                            succeed; fail (print nothing) when it can.
 #   cluster_start [-n NAME] MAJOR [GUC=VALUE ...]
 #                            initdb + start a cluster listening only on a
 #                            unix socket; extra settings go to postgresql.conf
@@ -32,12 +39,17 @@
 #   cluster_names            print the names of running clusters, one a line.
 #   cluster_pids DATADIR     print PIDs of processes whose cwd is DATADIR
 #                            (postgres chdirs there: postmaster + children).
+#   cl_host_pid PID          our PID for the cluster's process that the
+#                            server calls PID (pg_stat_activity.pid): the
+#                            same number, except in a container.
 #   cl_psql ARGS...          psql -X -q -At -v ON_ERROR_STOP=1 as postgres on
 #                            the current cluster, db postgres. It runs in
 #                            CL_DIR (postgres cannot enter root's cwd), so
 #                            give SQL with -c or on stdin, not a relative -f.
-#   cl_run PROG ARGS...      run $CL_BIN/PROG as postgres in CL_DIR with
-#                            PGHOST/PGPORT/PGDATABASE/PGUSER set (pgbench...).
+#   cl_run PROG ARGS...      run client PROG (pgbench...) as postgres in
+#                            CL_DIR with PGHOST/PGPORT/PGDATABASE/PGUSER set:
+#                            the build's own, or the host's for a container
+#                            (CL_CLIENT_BIN).
 #   pgbt_bg CMD...           start CMD in the background, tracked; sets BG_PID.
 #   pgbt_bg_stop PID [SIG]   signal PID and its descendants (default TERM),
 #                            SIGKILL after 5 s, reap it.
@@ -54,30 +66,61 @@
 PGBT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 : "${PGBT_CACHE:=/var/cache/pgbt}"
 
-declare -gA _PGBT_CLUSTERS=()   # name -> "major<TAB>bin<TAB>dir<TAB>port<TAB>pid"
+declare -gA _PGBT_CLUSTERS=()   # name -> "major<TAB>bin<TAB>dir<TAB>port<TAB>pid<TAB>root"
+				# (root: a container's root dir, else "-")
 declare -ga _PGBT_BG_PIDS=()    # background processes started by pgbt_bg
 declare -ga _PGBT_EXIT_HOOKS=()
 declare -g BG_PID=
 
-pg_bindir() {
-	local v=${1:?usage: pg_bindir MAJOR}
-	local dir marker=
+# Container builds: name -> "ROOT-SUITE MAJOR".
+declare -gA _PGBT_CT_BUILDS=([ct17]="trixie 17")
+
+# The bin dir of BUILD and, for a source build, its "finished" marker and
+# how to make it; sets _bin _marker _setup.
+_pgbt_build_where() {
+	local v=$1 src
+	_marker= _setup=
 	case "$v" in
-	15) dir=/usr/lib/postgresql/15/bin ;;
-	*-debug) dir=$PGBT_CACHE/pg${v%-debug}/bin marker=$PGBT_CACHE/pg${v%-debug}/.pgbt-built ;;
-	[0-9]*) dir=$PGBT_CACHE/pg$v/bin marker=$PGBT_CACHE/pg$v/.pgbt-built ;;
-	*) echo "pg_bindir: '$v' is not a PostgreSQL version (want 15, 15-debug, 17, 18, 17-waitprobes)" >&2; return 2 ;;
+	15) _bin=/usr/lib/postgresql/15/bin _setup="tests/setup/install-deps.sh" ;;
+	ct[0-9]*)
+		[[ -n ${_PGBT_CT_BUILDS[$v]:-} ]] || return 2
+		local suite major
+		read -r suite major <<<"${_PGBT_CT_BUILDS[$v]}"
+		_bin=$PGBT_CACHE/root-$suite/usr/lib/postgresql/$major/bin
+		_marker=$PGBT_CACHE/root-$suite/.pgbt-root _setup="tests/setup/debian-root.sh $suite" ;;
+	[0-9]*)
+		src=${v%-debug}
+		_bin=$PGBT_CACHE/pg$src/bin _marker=$PGBT_CACHE/pg$src/.pgbt-built
+		_setup="tests/setup/build-postgres.sh $src" ;;
+	*) return 2 ;;
 	esac
-	if [[ ! -x $dir/postgres ]]; then
-		echo "pg_bindir: PostgreSQL $v: no $dir/postgres (install it: tests/setup/install-deps.sh, tests/setup/build-postgres.sh ${v%-debug})" >&2
+}
+
+pg_bindir() {
+	local v=${1:?usage: pg_bindir BUILD} _bin _marker _setup
+	if ! _pgbt_build_where "$v"; then
+		echo "pg_bindir: '$v' is not a PostgreSQL build (want 15, 15-debug, 17, 18, 18-waitprobes, ct17)" >&2
+		return 2
+	fi
+	if [[ ! -x $_bin/postgres ]]; then
+		echo "pg_bindir: PostgreSQL $v: no $_bin/postgres (install it: $_setup)" >&2
 		return 1
 	fi
 	# A build still running has binaries but no marker yet.
-	if [[ -n $marker && ! -f $marker ]]; then
-		echo "pg_bindir: PostgreSQL $v: build in $(dirname "$marker") is not finished (no $marker)" >&2
+	if [[ -n $_marker && ! -f $_marker ]]; then
+		echo "pg_bindir: PostgreSQL $v: $(dirname "$_marker") is not finished (no $_marker)" >&2
 		return 1
 	fi
-	printf '%s\n' "$dir"
+	printf '%s\n' "$_bin"
+}
+
+pg_build_missing() {
+	local v=${1:?usage: pg_build_missing BUILD} _bin _marker _setup why
+	_pgbt_build_where "$v" || { echo "'$v' is not a PostgreSQL build"; return 0; }
+	[[ -x $_bin/postgres && ( -z $_marker || -f $_marker ) ]] && return 1
+	# build-postgres.sh leaves the reason a source could not be had.
+	why=$(cat "$PGBT_CACHE/pg${v%-debug}.unavailable" 2>/dev/null) || true
+	echo "PostgreSQL $v is not installed${why:+: $why} ($_setup)"
 }
 
 # True if something listens on PORT: TCP on any address, or a unix socket
@@ -106,15 +149,21 @@ _pgbt_free_port() {
 # Sets CL_* from the registry entry NAME.
 _pgbt_cl_load() {
 	local name=$1 rec=${_PGBT_CLUSTERS[$1]}
-	IFS=$'\t' read -r CL_MAJOR CL_BIN CL_DIR CL_PORT CL_PID <<<"$rec"
+	IFS=$'\t' read -r CL_MAJOR CL_BIN CL_DIR CL_PORT CL_PID CL_ROOT <<<"$rec"
+	[[ $CL_ROOT == - ]] && CL_ROOT=
 	CL_NAME=$name
 	CL_DATA=$CL_DIR/data
 	CL_SOCK=$CL_DIR
 	CL_LOG=$CL_DIR/server.log
+	# A container's own programs need its libraries: clients run the host's.
+	CL_CLIENT_BIN=$CL_BIN
+	[[ -n $CL_ROOT ]] && CL_CLIENT_BIN=$(pg_bindir 15)
+	return 0
 }
 
 _pgbt_cl_clear() {
 	CL_NAME= CL_MAJOR= CL_BIN= CL_DIR= CL_DATA= CL_PORT= CL_SOCK= CL_PID= CL_LOG=
+	CL_ROOT= CL_CLIENT_BIN=
 }
 _pgbt_cl_clear
 
@@ -162,22 +211,29 @@ _PGBT_PG_HOME=$(getent passwd postgres | cut -d: -f6)
 cluster_start() {
 	local name=
 	if [[ ${1:-} == -n ]]; then name=${2:?cluster_start: -n needs a NAME}; shift 2; fi
-	local v=${1:?usage: cluster_start [-n NAME] MAJOR [GUC=VALUE ...]}; shift
+	local v=${1:?usage: cluster_start [-n NAME] BUILD [GUC=VALUE ...]}; shift
 	name=${name:-$v}
 	if [[ -n ${_PGBT_CLUSTERS[$name]:-} ]]; then
 		echo "cluster_start: a cluster named '$name' is already running (pass -n NAME)" >&2
 		return 1
 	fi
-	local bin dir port major setting
+	local bin dir port major setting root=- inside=
 	bin=$(pg_bindir "$v") || return 1
 	port=$(_pgbt_free_port) || return 1
-	dir=$(mktemp -d /tmp/pgbt-cl.XXXXXX)    # /tmp: postgres must reach it
+	if [[ -n ${_PGBT_CT_BUILDS[$v]:-} ]]; then
+		root=${bin%/usr/lib/postgresql/*}
+		dir=$(mktemp -d "$root/tmp/pgbt-cl.XXXXXX")
+		inside=${dir#"$root"}
+		chown "$(_pgbt_ct_ids "$root")" "$dir"
+	else
+		dir=$(mktemp -d /tmp/pgbt-cl.XXXXXX)    # /tmp: postgres must reach it
+		chown postgres: "$dir"
+	fi
 	chmod 755 "$dir"
-	chown postgres: "$dir"
 	# Registered before initdb, so the EXIT trap removes the dir on failure.
-	_PGBT_CLUSTERS[$name]=$(printf '%s\t%s\t%s\t%s\t%s' "?" "$bin" "$dir" "$port" "")
+	_PGBT_CLUSTERS[$name]=$(printf '%s\t%s\t%s\t%s\t%s\t%s' "?" "$bin" "$dir" "$port" "" "$root")
 
-	if ! _pgbt_as_postgres "$dir" "$bin/initdb" -D "$dir/data" -U postgres -A trust \
+	if ! _pgbt_cl_exec "$root" "$dir" "$bin/initdb" -D "${inside:-$dir}/data" -U postgres -A trust \
 		-E UTF8 --locale=C --no-sync >"$dir/initdb.log" 2>&1; then
 		echo "cluster_start: initdb of PostgreSQL $v in $dir/data failed:" >&2
 		tail -n 20 "$dir/initdb.log" >&2
@@ -190,7 +246,7 @@ cluster_start() {
 		echo "# pgbt test cluster '$name'"
 		echo "port = $port"
 		echo "listen_addresses = ''"
-		echo "unix_socket_directories = '$dir'"
+		echo "unix_socket_directories = '${inside:-$dir}'"
 		echo "shared_buffers = 32MB"
 		echo "max_connections = 30"
 		echo "fsync = off"
@@ -207,18 +263,88 @@ cluster_start() {
 		done
 	} >>"$dir/data/postgresql.conf"
 
-	if ! _pgbt_as_postgres "$dir" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-		start >"$dir/pg_ctl.log" 2>&1; then
-		echo "cluster_start: PostgreSQL $v in $dir/data did not start:" >&2
-		tail -n 20 "$dir/pg_ctl.log" "$dir/server.log" >&2 2>/dev/null || true
+	local pid
+	if [[ $root == - ]]; then
+		if ! _pgbt_as_postgres "$dir" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+			start >"$dir/pg_ctl.log" 2>&1; then
+			echo "cluster_start: PostgreSQL $v in $dir/data did not start:" >&2
+			tail -n 20 "$dir/pg_ctl.log" "$dir/server.log" >&2 2>/dev/null || true
+			cluster_stop "$name" || true
+			return 1
+		fi
+		pid=$(head -n 1 "$dir/data/postmaster.pid")
+	elif ! pid=$(_pgbt_ct_start "$root" "$dir" "$inside" "$bin" "$port"); then
+		echo "cluster_start: PostgreSQL $v in a container ($dir/data) did not start:" >&2
+		tail -n 20 "$dir/server.log" >&2 2>/dev/null || true
 		cluster_stop "$name" || true
 		return 1
 	fi
-	local pid
-	pid=$(head -n 1 "$dir/data/postmaster.pid")
 	major=$(cat "$dir/data/PG_VERSION")    # "15", "17": what initdb wrote
-	_PGBT_CLUSTERS[$name]=$(printf '%s\t%s\t%s\t%s\t%s' "$major" "$bin" "$dir" "$port" "$pid")
+	_PGBT_CLUSTERS[$name]=$(printf '%s\t%s\t%s\t%s\t%s\t%s' "$major" "$bin" "$dir" "$port" "$pid" "$root")
 	_pgbt_cl_load "$name"
+}
+
+# "UID:GID" of the postgres user of a container's root.
+_pgbt_ct_ids() {
+	echo "$(chroot "$1" id -u postgres):$(chroot "$1" id -g postgres)"
+}
+
+# Runs a server program as postgres, on the host (ROOT "-") or inside a
+# container's root (with the container's paths).
+_pgbt_cl_exec() {
+	local root=$1 dir=$2; shift 2
+	if [[ $root == - ]]; then
+		_pgbt_as_postgres "$dir" "$@"
+		return
+	fi
+	local prog=${1#"$root"}; shift
+	(_pgbt_close_lock; exec chroot --userspec="$(_pgbt_ct_ids "$root")" "$root" \
+		env -i PATH=/usr/bin:/bin LANG=C.UTF-8 HOME=/var/lib/postgresql "$prog" "$@")
+}
+
+# Starts the server of a container's root the way a container runtime
+# would: its own mount and PID namespaces, the root pivoted to (so its
+# files, in /proc/PID/maps too, have the paths they have inside), /proc of
+# its own, the postmaster as PID 1 there. Prints our PID for the postmaster.
+_pgbt_ct_start() {
+	local root=$1 dir=$2 inside=$3 bin=$4 port=$5 i pm=
+	mkdir -p "$root/.pgbt-oldroot"
+	pgbt_bg unshare --mount --propagation private --pid --fork --kill-child sh -c '
+		root=$1 ids=$2; shift 2
+		mount --bind "$root" "$root" && mount -t proc proc "$root/proc" && cd "$root" &&
+		pivot_root . .pgbt-oldroot && umount -l /.pgbt-oldroot &&
+		exec chroot --userspec="$ids" / env -i PATH=/usr/bin:/bin LANG=C.UTF-8 "$@"' \
+		_ "$root" "$(_pgbt_ct_ids "$root")" "${bin#"$root"}/postgres" -D "$inside/data" \
+		>"$dir/server.log" 2>&1
+	for ((i = 0; i < 600; i++)); do
+		pgbt_alive "$BG_PID" || return 1
+		[[ -z $pm ]] && pm=$(pgrep -P "$BG_PID" 2>/dev/null | head -n 1)
+		[[ -n $pm && -S $dir/.s.PGSQL.$port && -f $dir/data/postmaster.pid ]] &&
+			grep -q '^ready' "$dir/data/postmaster.pid" 2>/dev/null && { echo "$pm"; return 0; }
+		sleep 0.1
+	done
+	return 1
+}
+
+cl_host_pid() {
+	local nspid=${1:?usage: cl_host_pid PID}
+	if [[ -z $CL_ROOT ]]; then
+		echo "$nspid"
+		return 0
+	fi
+	pgbt_host_pid "$CL_PID" "$nspid"
+}
+
+# Our PID for the process of postmaster PM (PM or a child) that is NSPID in
+# its own PID namespace.
+pgbt_host_pid() {
+	local pm=${1:?usage: pgbt_host_pid PM NSPID} nspid=${2:?usage: pgbt_host_pid PM NSPID} p
+	for p in $(pgrep -P "$pm") "$pm"; do
+		[[ $(awk '/^NSpid:/ { print $NF }' "/proc/$p/status" 2>/dev/null) == "$nspid" ]] &&
+			{ echo "$p"; return 0; }
+	done
+	echo "pgbt_host_pid: no process of postmaster $pm has PID $nspid in its namespace" >&2
+	return 1
 }
 
 cluster_use() {
@@ -239,8 +365,10 @@ cluster_pids() {
 	local data=${1:?usage: cluster_pids DATADIR} p cwd
 	for p in /proc/[0-9]*; do
 		cwd=$(readlink "$p/cwd" 2>/dev/null) || continue
-		# After rm -rf the link reads "DIR (deleted)".
-		[[ $cwd == "$data" || $cwd == "$data (deleted)" ]] && echo "${p#/proc/}"
+		# After rm -rf the link reads "DIR (deleted)". A container's
+		# process shows its own path: the same directory (-ef) then.
+		[[ $cwd == "$data" || $cwd == "$data (deleted)" || $p/cwd -ef $data ]] &&
+			echo "${p#/proc/}"
 	done
 	return 0
 }
@@ -251,9 +379,12 @@ cluster_stop() {
 		echo "cluster_stop: no running cluster named '${name}'" >&2
 		return 1
 	fi
-	local major bin dir port pid i left rc=0
-	IFS=$'\t' read -r major bin dir port pid <<<"${_PGBT_CLUSTERS[$name]}"
-	if [[ -f $dir/data/postmaster.pid ]]; then
+	local major bin dir port pid root i left rc=0
+	IFS=$'\t' read -r major bin dir port pid root <<<"${_PGBT_CLUSTERS[$name]}"
+	if [[ $root != - ]]; then
+		# SIGQUIT: immediate shutdown; its namespace ends with it.
+		[[ -n $pid ]] && kill -QUIT "$pid" 2>/dev/null
+	elif [[ -f $dir/data/postmaster.pid ]]; then
 		_pgbt_as_postgres "$dir" "$bin/pg_ctl" -D "$dir/data" -m immediate -w -t 30 stop \
 			>>"$dir/pg_ctl.log" 2>&1 || true
 	fi
@@ -277,7 +408,7 @@ cluster_stop() {
 
 cl_psql() {
 	[[ -n $CL_NAME ]] || { echo "cl_psql: no current cluster (cluster_start first)" >&2; return 1; }
-	_pgbt_as_postgres "$CL_DIR" "$CL_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 \
+	_pgbt_as_postgres "$CL_DIR" "$CL_CLIENT_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 \
 		-h "$CL_SOCK" -p "$CL_PORT" -U postgres -d postgres "$@"
 }
 
@@ -285,7 +416,7 @@ cl_run() {
 	[[ -n $CL_NAME ]] || { echo "cl_run: no current cluster (cluster_start first)" >&2; return 1; }
 	local prog=${1:?usage: cl_run PROG ARGS...}; shift
 	PGHOST=$CL_SOCK PGPORT=$CL_PORT PGDATABASE=postgres PGUSER=postgres \
-		_pgbt_as_postgres "$CL_DIR" "$CL_BIN/$prog" "$@"
+		_pgbt_as_postgres "$CL_DIR" "$CL_CLIENT_BIN/$prog" "$@"
 }
 
 pgbt_bg() {

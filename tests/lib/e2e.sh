@@ -13,20 +13,47 @@
 # It sources tests/lib/cluster.sh (clusters, cl_psql, background processes,
 # the EXIT trap that stops them all: see the top of that file) and adds:
 #
+#   Legs. Every e2e check runs on a "leg": a PostgreSQL server build
+#   (cluster.sh's pg_bindir) traced by a bpftrace version:
+#   e2e_legs all|each        print the legs to run, "BUILD/BPFTRACE" a line:
+#                            all: every build with every bpftrace (for the
+#                            exact-figure checks); each: every build once,
+#                            the bpftrace versions taken in turn (offset by
+#                            the test's name, so files pair them
+#                            differently). PGBT_E2E_LEGS, when set, is the
+#                            list itself. An empty list fails the test.
+#   leg_use LEG              make LEG current: LEG_BUILD, LEG_BT, LEG (a label
+#                            such as "ct17/bpftrace-0.23.2" for messages),
+#                            and PGBT_BPFTRACE (exported: pgbt-gen renders
+#                            for it, bt_start runs it). A leg that cannot run
+#                            here (a build not installed...) is skipped:
+#                            skip says why, and leg_use returns 1.
+#   PGBT_E2E_BUILDS          builds for e2e_legs (default "15 15-debug 17 18
+#                            ct17"); PGBT_E2E_BPFTRACES: bpftraces (default
+#                            "system trixie": /usr/bin's and Debian 13's).
+#
 #   pass MSG / fail MSG      count a result; fail prints "FAIL: MSG" to stderr.
+#   skip MSG                 a check that cannot run here: counted and listed
+#                            by tests/run, never as passed.
 #   check_eq WHAT GOT WANT   exact string comparison.
 #   check_near WHAT GOT WANT TOLERANCE
 #                            numbers (integers or decimals), |GOT-WANT| <= TOL.
 #   check_contains WHAT HAYSTACK NEEDLE
 #                            NEEDLE is a fixed string (no pattern).
 #   check_empty WHAT VALUE
-#   e2e_done                 print "N passed, N failed" (the last line tests/run
-#                            reads) and exit 1 if anything failed.
+#   e2e_done                 print "N passed, N failed, N skipped" (the last
+#                            line tests/run reads) and exit 1 if anything
+#                            failed.
 #   bt_start SCRIPT_FILE OUTFILE
 #                            bpftrace SCRIPT_FILE in the background, stdout and
 #                            stderr to OUTFILE; returns once it has attached
 #                            (plus 1 s); sets BT_PID. Returns 1 (after fail)
 #                            if it exits or does not attach within 30 s.
+#   bt_problems FILE...      bpftrace's errors and warnings in output FILEs,
+#                            but for two that say nothing about the script:
+#                            RLIMIT_MEMLOCK, and bpftrace 0.23's "File
+#                            exists" when two CPUs count a new key at once
+#                            (its issue 4068; that one event is lost).
 #   bt_stop [PID]            SIGINT (END blocks print), wait for the exit,
 #                            then SIGKILL and fail. Default PID: BT_PID.
 #                            The wait grows with the probes attached (see
@@ -36,8 +63,6 @@
 #                            can read files in it), removed at exit unless
 #                            PGBT_KEEP_TMP=1.
 #   PGBT_GEN                 absolute path of build/pgbt-gen (env overrides).
-#   PGBT_E2E_VERSIONS        versions to loop over (env overrides; default
-#                            "15 17 18"; also "15-debug", see pg_bindir).
 #
 # Checks always return 0, so one failed check does not end the test; any
 # other failing command does (set -e), and then the EXIT trap cleans up,
@@ -51,10 +76,13 @@ pgbt_take_machine_lock
 set -Eeuo pipefail    # -E: the ERR trap below also sees failures in functions
 
 : "${PGBT_GEN:=$PGBT_ROOT/build/pgbt-gen}"
-: "${PGBT_E2E_VERSIONS:=15 17 18}"
-export PGBT_GEN PGBT_E2E_VERSIONS
+: "${PGBT_E2E_BUILDS:=15 15-debug 17 18 ct17}"
+: "${PGBT_E2E_BPFTRACES:=system trixie}"
+: "${PGBT_BPFTRACE:=bpftrace}"
+export PGBT_GEN PGBT_E2E_BUILDS PGBT_E2E_BPFTRACES PGBT_BPFTRACE
 
-declare -g E2E_PASSED=0 E2E_FAILED=0 E2E_DONE= E2E_ERR= BT_PID=
+declare -g E2E_PASSED=0 E2E_FAILED=0 E2E_SKIPPED=0 E2E_DONE= E2E_ERR= BT_PID=
+declare -g LEG= LEG_BUILD= LEG_BT= E2E_LEGS_USED=
 declare -gA _BT_PROBES=()    # bpftrace PID -> N of its "Attaching N probes..."
 E2E_TMP=$(mktemp -d /tmp/pgbt-e2e.XXXXXX)
 chmod 755 "$E2E_TMP"
@@ -67,6 +95,93 @@ pass() {
 fail() {
 	E2E_FAILED=$((E2E_FAILED + 1))
 	printf 'FAIL: %s\n' "$*" >&2
+}
+
+skip() {
+	E2E_SKIPPED=$((E2E_SKIPPED + 1))
+	printf 'skip: %s\n' "$*"
+}
+
+# The program of a bpftrace name: "system" (the one on PATH) or "trixie"
+# (Debian 13's, tests/setup/debian-root.sh trixie); fails with why not.
+bt_path() {
+	local p
+	case "$1" in
+	system) p=$(command -v bpftrace) || { echo "no bpftrace on PATH (tests/setup/install-deps.sh)"; return 1; } ;;
+	trixie) p=$PGBT_CACHE/bin/bpftrace-trixie
+		[[ -x $p ]] || { echo "no $p (tests/setup/debian-root.sh trixie)"; return 1; } ;;
+	*) echo "'$1' is not a bpftrace name (want system, trixie)"; return 1 ;;
+	esac
+	echo "$p"
+}
+
+bt_problems() {
+	grep -hi 'error\|warning' "$@" | grep -v 'RLIMIT_MEMLOCK\|WARNING: File exists$' || true
+}
+
+# The environment setting bpftrace's string size to N: BPFTRACE_STRLEN was
+# renamed BPFTRACE_MAX_STRLEN in 0.20 (and later ones warn about the old).
+bt_strlen_env() {
+	local v
+	v=$("$PGBT_BPFTRACE" --version 2>/dev/null | sed -n 's/^bpftrace v0\.\([0-9]*\).*/\1/p')
+	if [[ -n $v ]] && ((v >= 20)); then
+		echo "BPFTRACE_MAX_STRLEN=$1"
+	else
+		echo "BPFTRACE_STRLEN=$1 BPFTRACE_MAX_STRLEN=$1"
+	fi
+}
+
+e2e_legs() {
+	local mode=${1:?usage: e2e_legs all|each} b t i=0 n
+	local -a builds bts
+	# Called in $(...): a file tells e2e_done that legs were asked for.
+	: >"$E2E_TMP/.legs-asked"
+	if [[ -n ${PGBT_E2E_LEGS:-} ]]; then
+		printf '%s\n' $PGBT_E2E_LEGS
+		return 0
+	fi
+	read -ra builds <<<"$PGBT_E2E_BUILDS"
+	read -ra bts <<<"$PGBT_E2E_BPFTRACES"
+	n=${#bts[@]}
+	((n)) || return 0
+	local offset=$(($(cksum <<<"${0##*/}" | cut -d' ' -f1) % n))
+	for b in "${builds[@]}"; do
+		if [[ $mode == all ]]; then
+			for t in "${bts[@]}"; do echo "$b/$t"; done
+		else
+			echo "$b/${bts[(i + offset) % n]}"
+		fi
+		i=$((i + 1))
+	done
+}
+
+# The legs of MODE: for leg in $(e2e_legs_checked all); do leg_use... A
+# test that asked for legs and used none (an empty list: a loop over
+# nothing would pass by checking nothing) fails in e2e_done.
+e2e_legs_checked() {
+	e2e_legs "$@"
+}
+
+leg_use() {
+	local leg=${1:?usage: leg_use BUILD/BPFTRACE} why path version
+	E2E_LEGS_USED=1
+	LEG_BUILD=${leg%%/*} LEG_BT=${leg#*/}
+	[[ $leg == */* ]] || LEG_BT=system
+	LEG="$LEG_BUILD/$LEG_BT"
+	if why=$(pg_build_missing "$LEG_BUILD"); then
+		skip "$LEG: $why"
+		return 1
+	fi
+	if ! path=$(bt_path "$LEG_BT"); then
+		skip "$LEG: $path"
+		return 1
+	fi
+	version=$("$path" --version 2>/dev/null | sed -n 's/^bpftrace v//p')
+	[[ -n $version ]] || { fail "$LEG: $path --version says no version"; return 1; }
+	PGBT_BPFTRACE=$path
+	export PGBT_BPFTRACE
+	LEG="$LEG_BUILD/bpftrace-$version"
+	return 0
 }
 
 check_eq() {
@@ -130,10 +245,13 @@ _e2e_show() {
 }
 
 _e2e_summary() {
-	printf '%d passed, %d failed\n' "$E2E_PASSED" "$E2E_FAILED"
+	printf '%d passed, %d failed, %d skipped\n' "$E2E_PASSED" "$E2E_FAILED" "$E2E_SKIPPED"
 }
 
 e2e_done() {
+	if [[ -e $E2E_TMP/.legs-asked && -z $E2E_LEGS_USED ]]; then
+		fail "no legs to run (PGBT_E2E_LEGS / PGBT_E2E_BUILDS / PGBT_E2E_BPFTRACES empty)"
+	fi
 	E2E_DONE=1
 	_e2e_summary
 	((E2E_FAILED == 0)) || exit 1
@@ -145,8 +263,7 @@ bt_start() {
 	local i
 	[[ -r $script ]] || { fail "bt_start: cannot read script $script"; return 1; }
 	: >"$out"
-	# STRLEN was renamed MAX_STRLEN in bpftrace 0.20: set both.
-	pgbt_bg env BPFTRACE_STRLEN=200 BPFTRACE_MAX_STRLEN=200 bpftrace "$script" >"$out" 2>&1
+	pgbt_bg env $(bt_strlen_env 200) "$PGBT_BPFTRACE" "$script" >"$out" 2>&1
 	BT_PID=$BG_PID
 	for ((i = 0; i < 300; i++)); do
 		if grep -q Attaching "$out"; then

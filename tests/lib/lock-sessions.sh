@@ -1,14 +1,14 @@
 # Helpers for the lock and wait e2e tests: rendering a script for the current
 # cluster, and staging lock waits (and a deadlock) between sessions of it
 # (tests/lib/cluster.sh), finding a waiting backend and its wait in
-# pg_stat_activity. Messages name the version in $V.
+# pg_stat_activity. Messages name the leg in $LEG (tests/lib/e2e.sh).
 
 # Renders SCRIPT [NAME=VALUE...] for the current cluster into $E2E_TMP/NAME.bt.
 render() {
 	local name=$1 script=$2; shift 2
 	local out=$E2E_TMP/$name.bt rc=0
 	"$PGBT_GEN" -p "$CL_PID" "$script" "$@" >"$out" 2>"$E2E_TMP/$name.err" || rc=$?
-	check_eq "pg$V: $name renders ($(head -c 300 "$E2E_TMP/$name.err"))" "$rc" 0
+	check_eq "$LEG: $name renders ($(head -c 300 "$E2E_TMP/$name.err"))" "$rc" 0
 }
 
 # Waits until SQL (a count) returns 1.
@@ -18,7 +18,7 @@ wait_for() {
 		[[ $(cl_psql -c "$sql") == 1 ]] && return 0
 		sleep 0.05
 	done
-	fail "pg$V: timed out waiting for: $sql"
+	fail "$LEG: timed out waiting for: $sql"
 	return 1
 }
 
@@ -100,5 +100,5 @@ stage_deadlock() {
 	)
 	wait "$e_job" || true    # E fails: deadlock detected
 	DEADLOCK_E=$(head -n1 "$E2E_TMP/e.out")
-	check_contains "pg$V: E was the deadlock victim" "$(cat "$E2E_TMP/e.out")" "deadlock detected"
+	check_contains "$LEG: E was the deadlock victim" "$(cat "$E2E_TMP/e.out")" "deadlock detected"
 }

@@ -3,18 +3,20 @@
 # on bpftrace 0.17 through current releases, and against pgbt's own rules.
 # Prints one line per violation ("FILE:LINE: rule") and exits 1 if any.
 #
-#   tests/lint/bt-subset.sh rendered.bt [POSTMASTER_PID]
+#   tests/lint/bt-subset.sh rendered.bt [POSTMASTER_PID [BACKEND_PID]]
 #
 # With POSTMASTER_PID, every probe that can fire for foreign processes
 # (uprobes, USDT, watchpoints, tracepoints, profile) must carry a predicate
-# naming it, or testing state that such a filtered probe set for this
+# naming it (or BACKEND_PID, the one backend a rendering was asked to
+# follow), or testing state that such a filtered probe set for this
 # process (@map[pid], @map[tid]): uprobes and system-wide watchpoints fire
 # for any process, and -p does not filter uprobes before bpftrace 0.20.
 set -euo pipefail
 file=${1:?usage: bt-subset.sh FILE [POSTMASTER_PID]}
 pm=${2:-}
+backend=${3:-}
 
-awk -v file="$file" -v pm="$pm" '
+awk -v file="$file" -v pm="$pm" -v backend="$backend" '
 function bad(rule) { printf("%s:%d: %s\n", file, NR, rule); n++ }
 # Code only: drop /* */ blocks and // comments (strings keep their slashes).
 {
@@ -27,6 +29,8 @@ function bad(rule) { printf("%s:%d: %s\n", file, NR, rule); n++ }
 	}
 	sub(/^[ \t]*\/\/.*/, "", line)
 	sub(/[ \t]+\/\/[^"]*$/, "", line)
+	# {{pg_pid}} in a container: the PID in the server namespace
+	gsub(/\(uint64\)\*\(uint32 \*\)kptr\(\(uint64\)curtask->thread_pid \+ sizeof\(struct pid\) \+ [0-9]+ \* sizeof\(struct upid\)\)/, "pid", line)
 }
 line ~ /\{\{|\}\}/                      { bad("unrendered placeholder") }
 line ~ /^BEGIN/                         { if (++begins > 1) bad("more than one BEGIN") }
@@ -52,7 +56,8 @@ want_filter && line ~ /^[ \t]*$/ { next }
 want_filter {
 	# Either the postmaster itself, or state a filtered probe keyed by
 	# this process (@map[pid] / @map[tid]).
-	if (pm != "" && (line !~ /^\// || (index(line, pm) == 0 && line !~ /@[A-Za-z_0-9]+\[(pid|tid)\]/))) {
+	if (pm != "" && (line !~ /^\// || (index(line, pm) == 0 && (backend == "" || index(line, "pid == " backend) == 0) &&
+	    line !~ /@[A-Za-z_0-9]+\[(pid|tid)\]/))) {
 		printf("%s:%d: probe without a predicate naming the postmaster %s\n", file, want_filter, pm)
 		n++
 	}

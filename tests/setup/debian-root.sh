@@ -25,7 +25,20 @@ cache=${PGBT_CACHE:-/var/cache/pgbt}
 root=$cache/root-$suite
 marker=$root/.pgbt-root
 
+# trixie's bpftrace, runnable on the host through the root's own loader
+# and libraries: $PGBT_CACHE/bin/bpftrace-trixie.
+write_wrapper() {
+  [ "$suite" = trixie ] || return 0
+  mkdir -p "$cache/bin"
+  printf '%s\n' '#!/bin/sh' "# Debian 13's bpftrace from $root, with that root's libraries." \
+    "exec \"$root/lib64/ld-linux-x86-64.so.2\" --library-path \"$root/usr/lib/x86_64-linux-gnu\" \"$root/usr/bin/bpftrace\" \"\$@\"" \
+    >"$cache/bin/bpftrace-trixie.new"
+  chmod 755 "$cache/bin/bpftrace-trixie.new"
+  mv "$cache/bin/bpftrace-trixie.new" "$cache/bin/bpftrace-trixie"
+}
+
 if [ -f "$marker" ] && grep -qxF "packages $packages" "$marker"; then
+  write_wrapper
   echo "$root"; exit 0
 fi
 
@@ -52,4 +65,5 @@ rm -rf "$root.new"/var/lib/postgresql/*/main "$root.new"/etc/postgresql/*/main
 } >"$root.new/.pgbt-root"
 rm -rf "$root"
 mv "$root.new" "$root"
+write_wrapper
 echo "$root"
