@@ -430,35 +430,54 @@ static bool same_file(const char *path, const struct stat *want)
 	return stat(path, &st) == 0 && st.st_dev == want->st_dev && st.st_ino == want->st_ino;
 }
 
-int pgbt_proc_exe_path(pid_t pid, char *ret, size_t len, struct pgbt_err *err)
+/* A path through which we reach what /proc/PID/NAME ("exe", "cwd") links
+ * to: the path the process sees, when it names the same file for us (same
+ * file system view), else that path under the process's root (a
+ * container, or another mount namespace), else the /proc link itself. */
+static int reachable_path(pid_t pid, const char *name, const char *inside, char *ret,
+			  size_t len, struct pgbt_err *err)
 {
-	char exe[PATH_MAX], path[3][PATH_MAX + 64];
+	char path[3][PATH_MAX + 64];
 	struct stat target;
 
-	if (pgbt_proc_exe(pid, exe, sizeof(exe), err) < 0 ||
-	    stat_proc(pid, "exe", &target, err) < 0)
+	if (stat_proc(pid, name, &target, err) < 0)
 		return -1;
-	/* The first of these that is the process's executable: its own path
-	 * (same file system view as ours), the path under its root (a
-	 * container, or another mount namespace), the /proc link itself. */
-	snprintf(path[0], sizeof(path[0]), "%s", exe);
-	snprintf(path[1], sizeof(path[1]), "%s/%d/root%s", proc_root(), (int)pid, exe);
-	snprintf(path[2], sizeof(path[2]), "%s/%d/exe", proc_root(), (int)pid);
+	snprintf(path[0], sizeof(path[0]), "%s", inside);
+	snprintf(path[1], sizeof(path[1]), "%s/%d/root%s", proc_root(), (int)pid, inside);
+	snprintf(path[2], sizeof(path[2]), "%s/%d/%s", proc_root(), (int)pid, name);
 	for (int i = 0; i < 3; i++) {
 		if (i < 2 && !same_file(path[i], &target))
 			continue;
 		if (strlen(path[i]) >= len)
-			return pgbt_fail(err, "process %d: executable path longer than %zu bytes",
-					 (int)pid, len - 1);
+			return pgbt_fail(err, "process %d: path of its %s longer than %zu bytes",
+					 (int)pid, name, len - 1);
 		snprintf(ret, len, "%s", path[i]);
 		return 0;
 	}
 	return -1;
 }
 
+int pgbt_proc_exe_path(pid_t pid, char *ret, size_t len, struct pgbt_err *err)
+{
+	char exe[PATH_MAX];
+
+	if (pgbt_proc_exe(pid, exe, sizeof(exe), err) < 0)
+		return -1;
+	return reachable_path(pid, "exe", exe, ret, len, err);
+}
+
 int pgbt_proc_cwd(pid_t pid, char *ret, size_t len, struct pgbt_err *err)
 {
 	return readlink_proc(pid, "cwd", ret, len, err);
+}
+
+int pgbt_proc_cwd_path(pid_t pid, char *ret, size_t len, struct pgbt_err *err)
+{
+	char cwd[PATH_MAX];
+
+	if (pgbt_proc_cwd(pid, cwd, sizeof(cwd), err) < 0)
+		return -1;
+	return reachable_path(pid, "cwd", cwd, ret, len, err);
 }
 
 int pgbt_proc_ppid(pid_t pid, pid_t *ret, struct pgbt_err *err)

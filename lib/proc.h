@@ -66,6 +66,8 @@ int pgbt_proc_exe_path(pid_t pid, char *ret, size_t len, struct pgbt_err *err);
 
 /* readlink of /proc/PID/cwd. The postmaster's is its data directory. */
 int pgbt_proc_cwd(pid_t pid, char *ret, size_t len, struct pgbt_err *err);
+/* The same directory as we can open it (see pgbt_proc_exe_path). */
+int pgbt_proc_cwd_path(pid_t pid, char *ret, size_t len, struct pgbt_err *err);
 
 /* Parent PID, from /proc/PID/stat (field 4, parsed after the last ')'). */
 int pgbt_proc_ppid(pid_t pid, pid_t *ret, struct pgbt_err *err);

@@ -48,7 +48,8 @@ int pgbt_target_open_pid(struct pgbt_target *t, pid_t pid, struct pgbt_err *err)
 	    pgbt_proc_exe_id(t->pid, &dev_major, &dev_minor, &inode, err) < 0)
 		return -1;
 	/* The postmaster chdirs to its data directory. */
-	if (pgbt_proc_cwd(t->pid, t->datadir, sizeof(t->datadir), err) < 0)
+	if (pgbt_proc_cwd(t->pid, t->datadir_inside, sizeof(t->datadir_inside), err) < 0 ||
+	    pgbt_proc_cwd_path(t->pid, t->datadir, sizeof(t->datadir), err) < 0)
 		return -1;
 	read_datadir_version(t);
 	t->nspid = t->pid;

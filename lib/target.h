@@ -27,7 +27,8 @@ struct pgbt_target {
 				     (a container): its PIDs differ from ours */
 	pid_t nspid;              /* the postmaster's PID there */
 	int pidns_depth;          /* that namespace's depth below ours */
-	char datadir[PATH_MAX];   /* "" when offline */
+	char datadir[PATH_MAX];   /* "" when offline; as we can open it */
+	char datadir_inside[PATH_MAX]; /* as the postmaster sees it */
 	char datadir_version[16]; /* PG_VERSION of the data directory, or "" */
 	char exe[PATH_MAX];       /* the binary as its process sees it */
 	char path[PATH_MAX];      /* the binary as we and bpftrace open it */

@@ -565,6 +565,8 @@ static void provenance(struct render *r, struct pgbt_buf *b)
 		if (t->named_pid && t->named_pid != t->pid)
 			pgbt_buf_printf(b, " (parent of the named PID %d)", (int)t->named_pid);
 		pgbt_buf_printf(b, ", data directory %s", t->datadir);
+		if (strcmp(t->datadir, t->datadir_inside) != 0)
+			pgbt_buf_printf(b, " (%s inside)", t->datadir_inside);
 		if (t->datadir_version[0])
 			pgbt_buf_printf(b, " (PG_VERSION %s)", t->datadir_version);
 		pgbt_buf_printf(b, "\n");

@@ -417,6 +417,8 @@ static void test_identity(const struct fixture *f, const char *cwd)
 
 	CHECK(pgbt_proc_cwd(f->pid, buf, sizeof(buf), &err) == 0);
 	CHECK_STR(buf, cwd);
+	CHECK(pgbt_proc_cwd_path(f->pid, buf, sizeof(buf), &err) == 0);
+	CHECK_STR(buf, cwd);    /* our own view: the path itself */
 
 	CHECK(!pgbt_proc_is_postgres(f->pid));
 	FMT(want,
@@ -762,7 +764,7 @@ static void check_real_datadir(pid_t pm)
 	pid_t got = 0;
 
 	for (int try = 0; try < 10; try++) {
-		if (pgbt_proc_cwd(pm, cwd, sizeof(cwd), &err) == 0 &&
+		if (pgbt_proc_cwd_path(pm, cwd, sizeof(cwd), &err) == 0 &&
 		    pgbt_datadir_postmaster(cwd, &got, &err) == 0)
 			break;
 		if (!pgbt_proc_exists(pm) || strstr(err.msg, "single-user backend"))
