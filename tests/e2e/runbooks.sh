@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Every pgbt-gen command on the runbook pages (examples/*.md) renders for a
+# real server and compiles on each bpftrace, so a page never shows a
+# command that no longer works. The pages' variables are set as they say:
+# PGDATA the server's data directory, BACKEND a backend's
+# pg_stat_activity.pid, CONNINFO a connection string. A page without a
+# command, or a command this test cannot run, fails.
+set -euo pipefail
+source "$(dirname "$0")/../lib/e2e.sh"
+
+# The pgbt-gen part of each command line of PAGE (before any | or >), one
+# a line; indented lines of code blocks only.
+commands_of() {
+	sed -n 's/^    \(sudo \)\{0,1\}\(pgbt-gen .*\)$/\2/p' "$1" | sed 's/ *[|>].*//'
+}
+
+test_leg() {
+	cluster_start "$LEG_BUILD" compute_query_id=on
+	local page cmd n out
+	export PGDATA=$CL_DATA
+	export BACKEND CONNINFO="host=$CL_SOCK port=$CL_PORT user=postgres dbname=postgres"
+	BACKEND=$(cl_psql -c "select pid from pg_stat_activity where backend_type = 'checkpointer'")
+	for page in "$PGBT_ROOT"/examples/*.md; do
+		[[ ${page##*/} == README.md ]] && continue
+		n=0
+		while read -r cmd; do
+			n=$((n + 1))
+			out=$E2E_TMP/cmd.bt
+			# The page's words, with pgbt-gen the one under test.
+			if ! eval "\"\$PGBT_GEN\" ${cmd#pgbt-gen }" >"$out" 2>"$out.err"; then
+				fail "$LEG: ${page##*/}: '$cmd' does not render: $(cat "$out.err")"
+				continue
+			fi
+			check_empty "$LEG: ${page##*/}: '$cmd' compiles" \
+				"$(timeout 60 "$PGBT_BPFTRACE" --test codegen "$out" 2>&1 | grep -v RLIMIT_MEMLOCK)"
+		done < <(commands_of "$page")
+		((n > 0)) || fail "${page##*/}: no pgbt-gen command found"
+	done
+	cluster_stop
+}
+
+for leg in $(e2e_legs_checked each); do
+	leg_use "$leg" && test_leg
+done
+e2e_done
