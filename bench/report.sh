@@ -147,14 +147,15 @@ report_md() {
 	awk -F, -v ma="$ma" 'NR > 1 && $1 == ma && $7 == "" {
 		st = $0; for (i = 1; i < 18; i++) sub(/^[^,]*,/, "", st); gsub(/"/, "", st)
 		if (!seen[$4 st]++) printf "- %s (%s, %s backends): %s\n", $4, $3, $2, st }' "$BENCH_WORK/overhead.csv"
-	if [[ $ma != 17 ]] && [[ -n $(_configs 17 "$b") ]]; then
+	local dbg=${BENCH_DEBUG:-18}
+	if [[ $ma != "$dbg" ]] && [[ -n $(_configs "$dbg" "$b") ]]; then
 		echo
-		echo "## The by-hand method needs DWARF: on PostgreSQL 17 (debug build), TPC-B"
+		echo "## The by-hand method needs DWARF: on PostgreSQL $dbg (debug build), TPC-B"
 		echo
 		echo "| tracer | TPC-B TPS | TPC-B p99 latency |"
 		echo "|---|---|---|"
-		for c in $(_configs 17 "$b"); do
-			printf '| %s | %s | %s |\n' "$c" "$(_cell 17 "$b" tpcb "$c" tps)" "$(_cell 17 "$b" tpcb "$c" p99)"
+		for c in $(_configs "$dbg" "$b"); do
+			printf '| %s | %s | %s |\n' "$c" "$(_cell "$dbg" "$b" tpcb "$c" tps)" "$(_cell "$dbg" "$b" tpcb "$c" p99)"
 		done
 		echo
 		echo "Same probe, same predicate cost: the difference between the two rows is the noise of the machine."
