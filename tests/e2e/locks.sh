@@ -88,7 +88,7 @@ check_lock_waits() {
 	local what=$1 file=$2 line
 	# TIME PID WAIT_MS MODE RESULT WOKEN_BY LOCKTYPE FIELDS...
 	line=$(awk -v p="$PID_B" '$2 == p' "$file")
-	check_eq "$LEG: $what: B waited once" "$(wc -l <<<"$line")" 1
+	check_eq "$LEG: $what: B waited once" "$(grep -c . <<<"$line")" 1
 	# MODE RESULT WOKEN_BY HOLDERS LOCKTYPE FIELDS
 	check_eq "$LEG: $what: B's wait" "$(awk '{ print $4, $5, $6, $7, $8, $9, $10 }' <<<"$line")" \
 		"AccessShareLock granted $PID_A $PID_A relation db=$DB_OID rel=$T_OID"

@@ -45,6 +45,13 @@ sys.exit("no buffer holds block 0 of relfilenode %d" % relfile)
 EOF
 }
 
+# "sleeping" when PID is in a timed sleep (pg_usleep: nanosleep or select).
+spin_sleeping() {
+	[[ $(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) == S ]] &&
+		grep -qE 'nanosleep|select|schedule_hrtimeout' "/proc/$1/stack" 2>/dev/null && echo sleeping
+	return 0
+}
+
 for leg in $(e2e_legs_checked each); do
 	leg_use "$leg" || continue
 	cluster_start "$LEG_BUILD"
@@ -55,8 +62,21 @@ for leg in $(e2e_legs_checked each); do
 	"$PGBT_GEN" -p "$CL_PID" spin-delays >"$E2E_TMP/spin-delays.bt"
 	bt_start "$E2E_TMP/spin-delays.bt" "$E2E_TMP/spin-delays.out"
 	buf=$(bufhdr_lock "$CL_PID" "$addr" "$stride" "$st" "$rel" "$blk" "$nbuf" "$relfile" lock)
-	cl_psql -c "select count(*) from s" >"$E2E_TMP/reader.out" 2>&1 &
+	cl_psql -c "select count(*) from s /* spin-reader */" >"$E2E_TMP/reader.out" 2>&1 &
 	reader=$!
+	# Contention confirmed before it is released: the reader, holding no
+	# lock but wanting the buffer header, sleeps in its spin delay (the
+	# kernel shows it asleep in a timed sleep; pg_stat_activity says
+	# Timeout:SpinDelay only from 16 on), then 0.3 s more of backoff.
+	rpid= state=
+	for ((i = 0; i < 100; i++)); do
+		rpid=$(cl_psql -c "select pid from pg_stat_activity
+			where query like 'select count(*) from s /* spin-reader */%'")
+		[[ -n $rpid ]] && state=$(spin_sleeping "$(cl_host_pid "$rpid")")
+		[[ -n $state ]] && break
+		sleep 0.05
+	done
+	check_eq "$LEG: the reader sleeps in its spin delay before the lock is released" "$state" sleeping
 	sleep 0.3
 	bufhdr_lock "$CL_PID" "$addr" "$stride" "$st" "$rel" "$blk" "$nbuf" "$relfile" unlock >/dev/null
 	wait "$reader"
@@ -66,11 +86,16 @@ for leg in $(e2e_legs_checked each); do
 	out=$(cat "$E2E_TMP/spin-delays.out")
 	get() { awk -v k="$1[WaitBufHdrUnlocked, " 'index($0, k) == 1 { s += $NF } END { print s + 0 }' <<<"$out"; }
 	# The file, where the backend had its page mapped (else empty).
-	check_eq "$LEG: spin-delays: the caller's source file, if readable" \
-		"$(sed -n 's/^@file\[[0-9]*\]: //p' <<<"$out" | sed 's|.*/bufmgr\.c$|bufmgr.c|' | sort -u)" \
-		"$(grep -q '^@file\[[0-9]*\]: .' <<<"$out" && echo bufmgr.c)"
+	# WaitBufHdrUnlocked's source file, where the backend had its page
+	# mapped (else no line).
+	line= file=
+	line=$(sed -n 's/^@contended\[WaitBufHdrUnlocked, \([0-9]*\)\]: .*/\1/p' <<<"$out")
+	file=$(sed -n "s/^@file\[$line\]: //p" <<<"$out")
+	check_eq "$LEG: spin-delays: WaitBufHdrUnlocked's source file, if readable ($file)" \
+		"${file##*/}" "$([[ -n $file ]] && echo bufmgr.c)"
 	check_eq "$LEG: spin-delays: one contended wait in WaitBufHdrUnlocked (buffer $buf)" "$(get @contended)" 1
-	# 300 ms of backoff: sleeps of 1 ms growing by x1-x2 each time.
+	# ~300 ms of backoff: sleeps of 1 ms growing by a random factor of
+	# x1-x2 each time (s_lock.c), so the count is a range, not a number.
 	sl=$(get @sleeps)
 	check_eq "$LEG: spin-delays: WaitBufHdrUnlocked slept 3-60 times ($sl)" "$((sl >= 3 && sl <= 60))" 1
 	sp=$(get @spins)

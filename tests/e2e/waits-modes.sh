@@ -90,9 +90,13 @@ test_usdt() {
 	b_pid=$(waiting_pid "update wt set v = v + 1 where id = 1 /* waits-modes */")
 	t0=$(now_ms)
 	check_eq "$LEG: pg_stat_activity names B's wait" "$(psa_wait "$b_pid" Lock:transactionid)" Lock:transactionid
-	wait "$h_bg" || true
+	local st=0
+	wait "$h_bg" || st=$?
 	b_ms=$(($(now_ms) - t0))
-	wait "$b_bg" || true
+	check_eq "$LEG: H held the row ~700 ms after B waited, then committed" "$st" 0
+	check_near "$LEG: B's wait as staged (ms)" "$b_ms" 700 150
+	st=0; wait "$b_bg" || st=$?
+	check_eq "$LEG: B's update went through" "$st" 0
 
 	# W: 50 commits, each writing its WAL itself (a write to the page cache).
 	{
@@ -116,6 +120,9 @@ test_usdt() {
 	wu=$(count_of "$u" IO:WalWrite)    # the name of WAL_WRITE since 17
 	ws=$(count_of "$s" IO:WalWrite)
 	check_eq "$LEG: usdt sees W's 50 WAL writes, on CPU too (got $wu)" "$((wu >= 50))" 1
+	# Fewer, possibly none: a WAL write to the page cache rarely sleeps.
+	# (A sched_switch tracer that saw nothing at all fails the S and B
+	# agreement checks above.)
 	check_eq "$LEG: sched_switch sees fewer of them ($ws < $wu)" "$((ws < wu))" 1
 	cluster_stop
 }
@@ -186,8 +193,11 @@ test_watch() {
 	echo "select pg_advisory_lock(7);" >&$afd
 	check_eq "$LEG: pg_stat_activity names A's lock wait" "$(psa_wait "$a_pid" Lock:advisory)" Lock:advisory
 	t0=$(now_ms)
-	wait "$h_bg" || true
+	local st=0
+	wait "$h_bg" || st=$?
 	c_ms=$(($(now_ms) - t0))
+	check_eq "$LEG: H held the advisory lock ~400 ms after A waited" "$st" 0
+	check_near "$LEG: A's lock wait as staged (ms)" "$c_ms" 400 150
 	check_eq "$LEG: A got the lock" "$(psa_wait "$a_pid" Client:ClientRead)" Client:ClientRead
 	# bpftrace inherited the fifo too: no EOF, so A is told to quit.
 	echo '\q' >&$afd

@@ -31,22 +31,6 @@ total_ms() {
 	awk -v key="@wait_us[$2]:" '$1 == key { s += $2 } END { printf "%d\n", s / 1000 }' "$1"
 }
 
-# bt_start with bpftrace's default string size, 64 (bt_start sets 200, as
-# the bench does): waits-by-query must work with both.
-bt_start_strlen64() {
-	local i
-	pgbt_bg env $(bt_strlen_env 64) "$PGBT_BPFTRACE" "$1" >"$2" 2>&1
-	BT_PID=$BG_PID
-	for ((i = 0; i < 300; i++)); do
-		grep -q Attaching "$2" && { sleep 1; return 0; }
-		pgbt_alive "$BT_PID" || break
-		sleep 0.1
-	done
-	fail "bpftrace $1 did not attach:"
-	sed 's/^/    | /' "$2" >&2
-	return 1
-}
-
 # Milliseconds in "@wait_us_by_query[ID, EVENT]: US" lines of FILE, summed
 # over the IDs whose "@query[ID]: TEXT" line has TEXT.
 query_ms() {
@@ -102,7 +86,7 @@ test_leg() {
 	# waits-by-query with strings of 200 bytes (bt_start) and of 64.
 	bt_start "$E2E_TMP/waits-by-query.bt" "$E2E_TMP/waits-by-query.out"
 	local bt_query=$BT_PID
-	bt_start_strlen64 "$E2E_TMP/waits-by-query.bt" "$E2E_TMP/waits-by-query-64.out"
+	BT_STRLEN=64 bt_start "$E2E_TMP/waits-by-query.bt" "$E2E_TMP/waits-by-query-64.out"
 	local bt_query64=$BT_PID
 	bt_start "$E2E_TMP/waits-by-queryid.bt" "$E2E_TMP/waits-by-queryid.out"
 	local bt_queryid=$BT_PID

@@ -47,8 +47,10 @@
 #   bt_start SCRIPT_FILE OUTFILE
 #                            bpftrace SCRIPT_FILE in the background, stdout and
 #                            stderr to OUTFILE; returns once it has attached
-#                            (plus 1 s); sets BT_PID. Returns 1 (after fail)
+#                            (in its event loop); sets BT_PID. Returns 1 (after fail)
 #                            if it exits or does not attach within 30 s.
+#                            Strings of BT_STRLEN bytes (default 200, as the
+#                            bench; bpftrace's own default is 64).
 #   bt_problems FILE...      bpftrace's errors and warnings in output FILEs,
 #                            but for two that say nothing about the script:
 #                            RLIMIT_MEMLOCK, and bpftrace 0.23's "File
@@ -216,7 +218,9 @@ check_near() {
 
 check_contains() {
 	local what=$1 hay=$2 needle=$3
-	if [[ $hay == *"$needle"* ]]; then
+	if [[ -z $needle ]]; then
+		fail "$what: nothing to look for (an empty needle matches anything)"
+	elif [[ $hay == *"$needle"* ]]; then
 		pass "$what contains '$needle'"
 	else
 		fail "$what: no '$needle' in:"
@@ -263,12 +267,14 @@ bt_start() {
 	local i
 	[[ -r $script ]] || { fail "bt_start: cannot read script $script"; return 1; }
 	: >"$out"
-	pgbt_bg env $(bt_strlen_env 200) "$PGBT_BPFTRACE" "$script" >"$out" 2>&1
+	pgbt_bg env $(bt_strlen_env "${BT_STRLEN:-200}") "$PGBT_BPFTRACE" "$script" >"$out" 2>&1
 	BT_PID=$BG_PID
 	for ((i = 0; i < 300; i++)); do
-		if grep -q Attaching "$out"; then
+		# "Attaching" comes before the probes are live, BEGIN's output
+		# too; bpftrace waits in epoll_wait only in its event loop, which
+		# it enters once every probe is attached.
+		if grep -q Attaching "$out" && [[ $(cat "/proc/$BT_PID/wchan" 2>/dev/null) == do_epoll_wait ]]; then
 			_BT_PROBES[$BT_PID]=$(sed -n 's/^Attaching \([0-9]*\) probe.*/\1/p' "$out" | head -n 1)
-			sleep 1    # "Attaching" comes before every probe is live
 			return 0
 		fi
 		if ! pgbt_alive "$BT_PID"; then
