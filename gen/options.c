@@ -1,6 +1,8 @@
 /* Parses pgbt-gen's command line. */
 #include "cli.h"
 
+#include "layout.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -31,6 +33,8 @@ static const char usage[] =
 "                         $PGBT_BPFTRACE, else bpftrace on PATH, else the\n"
 "                         oldest supported, 0.17): newer ones get cheaper code\n"
 "      --scripts-dir DIR  read templates from DIR instead of the built-in ones\n"
+"      --layouts-dir DIR  read layouts (MAJOR*.layout) from DIR instead of\n"
+"                         the built-in ones\n"
 "  -h, --help             this text\n"
 "  -V, --version          pgbt-gen's version\n"
 "\n"
@@ -64,13 +68,14 @@ static int parse_pid(const char *s, pid_t *ret)
 
 int cli_parse(struct cli *cli, int argc, char **argv)
 {
-	enum { OPT_BIN = 256, OPT_SCRIPTS_DIR, OPT_BPFTRACE };
+	enum { OPT_BIN = 256, OPT_SCRIPTS_DIR, OPT_BPFTRACE, OPT_LAYOUTS_DIR };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "datadir", required_argument, NULL, 'D' },
 		{ "bin", required_argument, NULL, OPT_BIN },
 		{ "scripts-dir", required_argument, NULL, OPT_SCRIPTS_DIR },
 		{ "bpftrace", required_argument, NULL, OPT_BPFTRACE },
+		{ "layouts-dir", required_argument, NULL, OPT_LAYOUTS_DIR },
 		{ "conninfo", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -101,6 +106,9 @@ int cli_parse(struct cli *cli, int argc, char **argv)
 			break;
 		case OPT_SCRIPTS_DIR:
 			cli->scripts_dir = optarg;
+			break;
+		case OPT_LAYOUTS_DIR:
+			pgbt_layout_set_dir(optarg);
 			break;
 		case OPT_BPFTRACE:
 			if (!*optarg)

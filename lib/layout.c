@@ -2,9 +2,11 @@
 
 #include "embedded.h"
 
+#include <dirent.h>
 #include <errno.h>
-#include <stdbool.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -330,11 +332,69 @@ static int merge(struct pgbt_layout *into, struct pgbt_layout *from)
 	return 0;
 }
 
+/* --layouts-dir: layout files read from here instead of the built-in ones. */
+static char layouts_dir[PATH_MAX];
+static char layouts_origin[PATH_MAX + 32];
+
+void pgbt_layout_set_dir(const char *dir)
+{
+	snprintf(layouts_dir, sizeof(layouts_dir), "%s", dir ? dir : "");
+	snprintf(layouts_origin, sizeof(layouts_origin), "layout from %s", layouts_dir);
+}
+
+/* The layout files of major in layouts_dir, merged into ret. */
+static int layout_from_dir(int major, struct pgbt_layout *ret, bool *found,
+			   struct pgbt_err *err)
+{
+	char path[PATH_MAX * 2], name[PATH_MAX + 16], *text;
+	struct dirent *de;
+	DIR *d = opendir(layouts_dir);
+	int rc = 0;
+
+	if (!d)
+		return pgbt_fail(err, "--layouts-dir %s: %s", layouts_dir, strerror(errno));
+	while (rc == 0 && (de = readdir(d))) {
+		struct pgbt_layout one;
+		size_t len;
+		FILE *f;
+
+		snprintf(name, sizeof(name), "lib/layouts/%s", de->d_name);
+		if (file_major(name) != major)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", layouts_dir, de->d_name);
+		if (!(f = fopen(path, "r")) || !(text = malloc(1 << 20))) {
+			rc = pgbt_fail(err, "%s: cannot read: %s", path, strerror(errno));
+			if (f)
+				fclose(f);
+			break;
+		}
+		len = fread(text, 1, (1 << 20) - 1, f);
+		fclose(f);
+		text[len] = '\0';
+		if (pgbt_layout_parse(path, text, len, &one, err) < 0 || merge(ret, &one) < 0)
+			rc = -1;
+		else
+			*found = true;
+		free(text);
+	}
+	closedir(d);
+	return rc;
+}
+
 int pgbt_layout_builtin(int major, struct pgbt_layout *ret, struct pgbt_err *err)
 {
 	bool found = false;
 
 	memset(ret, 0, sizeof(*ret));
+	if (layouts_dir[0]) {
+		if (layout_from_dir(major, ret, &found, err) < 0) {
+			pgbt_layout_free(ret);
+			return -1;
+		}
+		ret->major = major;
+		ret->origin = layouts_origin;
+		return found ? 0 : 1;
+	}
 	for (const struct pgbt_embedded *e = pgbt_embedded_files; e->path; e++) {
 		struct pgbt_layout one;
 		if (file_major(e->path) != major)

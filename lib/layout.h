@@ -56,6 +56,11 @@ void pgbt_layout_free(struct pgbt_layout *layout);
  * Returns 1 when there is none, -1 on a parse error. */
 int pgbt_layout_builtin(int major, struct pgbt_layout *ret, struct pgbt_err *err);
 
+/* Read the layout files (MAJOR.layout, MAJOR-FAMILY.layout) from dir
+ * instead of the built-in ones (NULL or "": the built-in ones), e.g. to
+ * try a layout for a new major, or to check that tests catch a wrong fact. */
+void pgbt_layout_set_dir(const char *dir);
+
 /* The majors that have a built-in layout, as "15, 17, 18". */
 void pgbt_layout_builtin_majors(char *ret, size_t len);
 

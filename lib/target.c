@@ -155,8 +155,8 @@ void pgbt_target_types_origin(struct pgbt_target *t, char *ret, size_t len)
 	if (t->dwarf)
 		snprintf(ret, len, "DWARF in %s", pgbt_dwarf_source(t->dwarf));
 	else if (t->has_layout)
-		snprintf(ret, len, "pgbt's built-in layout for PostgreSQL %d (%s)",
-			 t->major, t->dwarf_err.msg);
+		snprintf(ret, len, "pgbt's %s for PostgreSQL %d (%s)",
+			 t->layout.origin, t->major, t->dwarf_err.msg);
 	else
 		snprintf(ret, len, "none (%s)", t->dwarf_err.msg);
 }
@@ -173,7 +173,7 @@ static int types_source(struct pgbt_target *t, char *how, struct pgbt_err *err)
 		return 1;
 	}
 	if (t->has_layout) {
-		snprintf(how, PGBT_HOW_LEN, "built-in layout for PostgreSQL %d", t->major);
+		snprintf(how, PGBT_HOW_LEN, "%s for PostgreSQL %d", t->layout.origin, t->major);
 		return 0;
 	}
 	pgbt_layout_builtin_majors(known, sizeof(known));
