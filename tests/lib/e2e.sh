@@ -50,7 +50,8 @@
 #                            (in its event loop); sets BT_PID. Returns 1 (after fail)
 #                            if it exits or does not attach within 30 s.
 #                            Strings of BT_STRLEN bytes (default 200, as the
-#                            bench; bpftrace's own default is 64).
+#                            bench; bpftrace's own default is 64); BT_FLAGS: more
+#                            words for bpftrace (e.g. -f json).
 #   bt_problems FILE...      bpftrace's errors and warnings in output FILEs,
 #                            but for two that say nothing about the script:
 #                            RLIMIT_MEMLOCK, and bpftrace 0.23's "File
@@ -267,14 +268,17 @@ bt_start() {
 	local i
 	[[ -r $script ]] || { fail "bt_start: cannot read script $script"; return 1; }
 	: >"$out"
-	pgbt_bg env $(bt_strlen_env "${BT_STRLEN:-200}") "$PGBT_BPFTRACE" "$script" >"$out" 2>&1
+	# shellcheck disable=SC2086  # BT_FLAGS: words for bpftrace (-f json)
+	pgbt_bg env $(bt_strlen_env "${BT_STRLEN:-200}") "$PGBT_BPFTRACE" ${BT_FLAGS:-} "$script" >"$out" 2>&1
 	BT_PID=$BG_PID
 	for ((i = 0; i < 300; i++)); do
 		# "Attaching" comes before the probes are live, BEGIN's output
 		# too; bpftrace waits in epoll_wait only in its event loop, which
 		# it enters once every probe is attached.
-		if grep -q Attaching "$out" && [[ $(cat "/proc/$BT_PID/wchan" 2>/dev/null) == do_epoll_wait ]]; then
-			_BT_PROBES[$BT_PID]=$(sed -n 's/^Attaching \([0-9]*\) probe.*/\1/p' "$out" | head -n 1)
+		if grep -q 'Attaching\|"attached_probes"' "$out" &&
+			[[ $(cat "/proc/$BT_PID/wchan" 2>/dev/null) == do_epoll_wait ]]; then
+			_BT_PROBES[$BT_PID]=$(sed -n 's/^Attaching \([0-9]*\) probe.*/\1/p; s/.*"probes": \([0-9]*\).*/\1/p' \
+				"$out" | head -n 1)
 			return 0
 		fi
 		if ! pgbt_alive "$BT_PID"; then

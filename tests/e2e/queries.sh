@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# The statement scripts under bpftrace against real servers (every leg:
+# each server build with each bpftrace), with statements the test sends
+# and counts itself:
+#   - query-latency: role ql_fast runs `SELECT 1` through pgbench -M
+#     prepared (the extended protocol), N per client, 2 clients: exactly
+#     2N + 2 statements under [DB, ql_fast] (each client's Parse of the
+#     statement, then Sync, is a round trip of its own); role ql_slow
+#     runs a query then pg_sleep(0.3) through psql (simple protocol):
+#     exactly two statements under [DB, ql_slow], one in the [256K, 512K)
+#     us bucket.
+#   - slow-queries min_ms=100 (text, and json with bpftrace -f json):
+#     pg_sleep(0.3) through psql (simple), pgbench -M extended and -M
+#     prepared (extended) each give one line with ~300 ms, the protocol,
+#     the text pg_stat_activity showed (cut at 63 bytes on bpftrace 0.17),
+#     and, for psql's, the PID, database and user that the session itself
+#     reported; the fast statements around them give no line.
+set -euo pipefail
+source "$(dirname "$0")/../lib/e2e.sh"
+
+N=150
+
+# Sum of the counts in histogram @MAP[KEY] of FILE.
+hist_total() {
+	awk -v k="$2:" '$1 ~ /^@/ { on = (index($0, k) == 1); next } on && /^\[/ { s += $3 } END { print s + 0 }' "$1"
+}
+
+# The count of histogram @MAP[KEY]'s bucket BUCKET (e.g. "[256K, 512K)").
+hist_bucket() {
+	awk -v k="$2:" -v b="$3" '$1 ~ /^@/ { on = (index($0, k) == 1); next }
+		on && index($0, b) == 1 { print $3 }' "$1"
+}
+
+test_leg() {
+	cluster_start "$LEG_BUILD"
+	local db; db=$(cl_psql -c "select current_database()")
+	cl_psql -c "create role ql_fast login; create role ql_slow login" >/dev/null
+	printf 'select 1;\n' >"$E2E_TMP/fast.sql"
+	printf 'select pg_sleep(0.3);\n' >"$E2E_TMP/sleep.sql"
+	chmod 644 "$E2E_TMP"/*.sql
+
+	local rc=0
+	"$PGBT_GEN" -p "$CL_PID" query-latency >"$E2E_TMP/ql.bt" 2>"$E2E_TMP/ql.err" || rc=$?
+	check_eq "$LEG: query-latency renders ($(head -c 300 "$E2E_TMP/ql.err"))" "$rc" 0
+	"$PGBT_GEN" -p "$CL_PID" slow-queries min_ms=100 >"$E2E_TMP/sq.bt" 2>"$E2E_TMP/sq.err" || rc=$?
+	check_eq "$LEG: slow-queries renders ($(head -c 300 "$E2E_TMP/sq.err"))" "$rc" 0
+	"$PGBT_GEN" -p "$CL_PID" slow-queries min_ms=100 output=json >"$E2E_TMP/sqj.bt" 2>>"$E2E_TMP/sq.err" || rc=$?
+	check_eq "$LEG: slow-queries output=json renders" "$rc" 0
+	((rc == 0)) || { cluster_stop; return 0; }
+
+	local ql=$E2E_TMP/ql.out sq=$E2E_TMP/sq.out sqj=$E2E_TMP/sqj.out
+	# Strings at bpftrace's default size: 64 bytes before 0.20 (a larger
+	# size overflows these scripts' BPF stack, as their headers say), up
+	# to 1024 after.
+	local strlen=64
+	[[ $("$PGBT_BPFTRACE" --version) =~ v0\.([0-9]+) ]] && ((BASH_REMATCH[1] >= 20)) && strlen=1024
+	BT_STRLEN=$strlen bt_start "$E2E_TMP/ql.bt" "$ql" || { cluster_stop; return 0; }
+	local bt1=$BT_PID
+	BT_STRLEN=$strlen bt_start "$E2E_TMP/sq.bt" "$sq"; local bt2=$BT_PID
+	BT_STRLEN=$strlen BT_FLAGS="-f json" bt_start "$E2E_TMP/sqj.bt" "$sqj"; local bt3=$BT_PID
+
+	cl_run pgbench -n -M prepared -c 2 -t "$N" -U ql_fast -f "$E2E_TMP/fast.sql" >"$E2E_TMP/pgb.out" 2>&1 ||
+		fail "$LEG: pgbench: $(tail -n 3 "$E2E_TMP/pgb.out")"
+	# psql's text is longer than bpftrace 0.17's strings: cut at 63 bytes
+	# there, whole on later ones (text_len=200).
+	local text="select pg_sleep(0.3) /* $(printf 'abcdefghij%.0s' 1 2 3 4 5 6 7 8) */;" want_text
+	want_text=$text
+	((strlen == 64)) && want_text=${text:0:63}
+	local who
+	who=$(printf 'select pg_backend_pid(), current_database(), current_user;\n%s\n' "$text" |
+		cl_run psql -X -q -At -F ' ' -U ql_slow | sed -n 1p)
+	local m
+	for m in extended prepared; do
+		cl_run pgbench -n -M "$m" -t 1 -f "$E2E_TMP/sleep.sql" >>"$E2E_TMP/pgb.out" 2>&1 ||
+			fail "$LEG: pgbench -M $m: $(tail -n 3 "$E2E_TMP/pgb.out")"
+	done
+	sleep 0.3
+	bt_stop "$bt1"; bt_stop "$bt2"; bt_stop "$bt3"
+
+	check_eq "$LEG: query-latency: pgbench -M prepared's statements, exactly" \
+		"$(hist_total "$ql" "@us_by_db_user[$db, ql_fast]")" $((2 * N + 2))
+	check_eq "$LEG: query-latency: psql's two statements" "$(hist_total "$ql" "@us_by_db_user[$db, ql_slow]")" 2
+	check_eq "$LEG: query-latency: the sleep in [256K, 512K)" \
+		"$(hist_bucket "$ql" "@us_by_db_user[$db, ql_slow]" "[256K, 512K)")" 1
+	check_eq "$LEG: query-latency: the count per database and user" \
+		"$(awk -v k="@statements[$db, ql_fast]:" 'index($0, k) == 1 { print $NF }' "$ql")" $((2 * N + 2))
+
+	# TIME PID DATABASE USER PROTOCOL MS TEXT
+	local lines; lines=$(awk '$1 ~ /^[0-9][0-9]:/' "$sq")
+	check_eq "$LEG: slow-queries: three statements over 100 ms, no other" "$(grep -c . <<<"$lines")" 3
+	local psql_pid=${who%% *}
+	check_eq "$LEG: slow-queries: psql's sleep: PID, database, user, protocol, text" \
+		"$(awk -v p="$psql_pid" '$2 == p { $1 = ""; $6 = ""; print }' <<<"$lines" | xargs)" \
+		"$who simple $want_text"
+	check_near "$LEG: slow-queries: psql's sleep in ms" \
+		"$(awk -v p="$psql_pid" '$2 == p { print int($6) }' <<<"$lines")" 305 25
+	check_eq "$LEG: slow-queries: pgbench's two, extended protocol" \
+		"$(awk -v p="$psql_pid" '$2 != p { print $3, $4, $5, $7, $8 }' <<<"$lines" | sort -u)" \
+		"$db postgres extended select pg_sleep(0.3);"
+	check_eq "$LEG: slow-queries: output=json, three objects" \
+		"$(grep -c '"type": "value"' "$sqj")" 3
+	check_contains "$LEG: slow-queries: output=json, psql's" "$(cat "$sqj")" \
+		",$psql_pid,\"$db\",\"ql_slow\",\"simple\","
+	# (stderr's lines, e.g. RLIMIT_MEMLOCK's, are in the same file)
+	check_eq "$LEG: slow-queries output=json: every line is JSON" \
+		"$(grep '^{' "$sqj" | python3 -c 'import json, sys
+n = 0
+for l in sys.stdin:
+    json.loads(l); n += 1
+print(n)' 2>&1)" "$(grep -c '^{' "$sqj")"
+	check_empty "$LEG: query-latency and slow-queries: no warnings" "$(bt_problems "$ql" "$sq" "$sqj")"
+	cluster_stop
+}
+
+for leg in $(e2e_legs_checked all); do
+	leg_use "$leg" && test_leg
+done
+e2e_done
