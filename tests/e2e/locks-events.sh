@@ -143,14 +143,14 @@ deadlock_stacks() {
 	sleep 0.5
 	bt_stop "$bt1"; bt_stop "$bt2"; bt_stop "$bt3"
 
-	# lock-waits: E's line, then (after an empty line) its stack: ProcSleep
-	# first, the caller line last. Frames are indented; any other line (the
-	# next wait's, END's summary) ends a stack.
+	# lock-waits: E's line, then its stack's own line (time, PID, "stack"),
+	# ProcSleep first, the caller line last. Frames are indented; any other
+	# line (the next wait's, END's summary) ends a stack.
 	local stack
-	stack=$(awk -v p="$pid_e" '$1 ~ /^[0-9][0-9]:/ { on = ($2 == p); if (on) print $5; next }
+	stack=$(awk -v p="$pid_e" '$1 ~ /^[0-9][0-9]:/ { on = ($2 == p); if (on) print ($3 == "stack" ? $3 : $5); next }
 		on && /^[ \t]/ { $1 = $1; print; next } NF { on = 0 }' "$w")
 	check_eq "$LEG: lock-waits: E's deadlock line, then ProcSleep's frame" \
-		"$(sed -n 1,2p <<<"$stack" | paste -sd' ')" "deadlock ProcSleep+0"
+		"$(sed -n 1,3p <<<"$stack" | paste -sd' ')" "deadlock stack ProcSleep+0"
 	check_eq "$LEG: lock-waits: E's stack ends with its caller" \
 		"$(tail -n1 <<<"$stack" | awk '{ print $1 }')" "caller:"
 	if readelf -S "$CL_BIN/postgres" 2>/dev/null | grep -q '\.symtab'; then
