@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# A script never counts for a server that is gone: xid-rate, waits and
-# lock-waits, attached to a server, stop by themselves with one line saying
-# why when the server restarts (pg_ctl restart), when it starts afresh
-# after a backend crashed (the postmaster stays, its shared memory does
-# not), and when a container's server stops. Nothing is counted after it.
+# A script never counts for a server that is gone: xid-rate, waits,
+# lock-waits and query-latency, attached to a server, stop by themselves
+# with one line saying why when the server restarts (pg_ctl restart), when
+# it starts afresh after a backend crashed (the postmaster stays, its
+# shared memory does not), and when a container's server stops. Nothing
+# is counted after it.
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
 
-SCRIPTS="xid-rate waits lock-waits"
+SCRIPTS="xid-rate waits lock-waits query-latency"
 
 # Starts every script of $SCRIPTS against the current cluster; their
 # bpftrace PIDs in BTS (name -> PID).
@@ -16,7 +17,9 @@ start_all() {
 	declare -gA BTS=()
 	for s in $SCRIPTS; do
 		"$PGBT_GEN" -p "$CL_PID" "$s" >"$E2E_TMP/$s.bt"
-		bt_start "$E2E_TMP/$s.bt" "$E2E_TMP/$s.out" || return 1
+		# bpftrace's default string size: query-latency's BPF stack on
+		# 0.17 holds no more (its header says so)
+		BT_STRLEN=64 bt_start "$E2E_TMP/$s.bt" "$E2E_TMP/$s.out" || return 1
 		BTS[$s]=$BT_PID
 	done
 }
