@@ -15,10 +15,83 @@
 #     the text pg_stat_activity showed (cut at 63 bytes on bpftrace 0.17),
 #     and, for psql's, the PID, database and user that the session itself
 #     reported; the fast statements around them give no line.
+#   - query-profile: in one transaction, EXPLAIN (ANALYZE, BUFFERS, WAL)
+#     of a sequential scan of a table larger than shared_buffers (it
+#     reads through a ring: buffers hit and read) and
+#     of an INSERT of 1000 rows, each twice: the second of each (catalog
+#     caches warm) shows the shared buffers hit, read, dirtied, written
+#     and the WAL records and bytes that EXPLAIN counts, exactly.
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
 
 N=150
+
+# "HIT READ DIRTIED WRITTEN WAL_RECORDS WAL_BYTES" of each plan in FILE
+# (psql's EXPLAIN output): its top node's Buffers and WAL lines, plus its
+# planning's Buffers line if there is one.
+explain_figures() {
+	awk 'function flush() { if (n) print h + 0, r + 0, d + 0, w + 0, wr + 0, wb + 0 }
+		/QUERY PLAN/ { flush(); n++; h = r = d = w = wr = wb = 0; top = 0; walseen = 0; next }
+		/Buffers:/ && (!top || planning) {
+			top = 1
+			for (i = 1; i <= NF; i++) {
+				split($i, kv, "=")
+				if (kv[1] == "hit") h += kv[2]; if (kv[1] == "read") r += kv[2]
+				if (kv[1] == "dirtied") d += kv[2]; if (kv[1] == "written") w += kv[2]
+			}
+		}
+		/WAL:/ && !walseen {
+			walseen = 1
+			for (i = 1; i <= NF; i++) {
+				split($i, kv, "="); if (kv[1] == "records") wr = kv[2]; if (kv[1] == "bytes") wb = kv[2]
+			}
+		}
+		/Planning:/ { planning = 1; next }
+		{ planning = 0 }
+		END { flush() }' "$1"
+}
+
+# The same figures of the statements of PID in query-profile's FILE, in
+# order (TIME PID MS HIT READ DIRTY WRITE TMP_R TMP_W WAL_REC WAL_FPI
+# WAL_BYTES TEXT).
+profile_figures() {
+	awk -v p="$2" '$1 ~ /^[0-9][0-9]:/ && $2 == p { print $4, $5, $6, $7, $10, $12 }' "$1"
+}
+
+# query-profile against EXPLAIN, on the current cluster.
+test_profile() {
+	local rc=0 qp=$E2E_TMP/qp.out
+	"$PGBT_GEN" -p "$CL_PID" query-profile >"$E2E_TMP/qp.bt" 2>"$E2E_TMP/qp.err" || rc=$?
+	check_eq "$LEG: query-profile renders ($(head -c 300 "$E2E_TMP/qp.err"))" "$rc" 0
+	((rc == 0)) || return 0
+	# 5000 pages: more than the test's 32 MB of shared_buffers (4096)
+	cl_psql -c "create table pt as select g a, repeat('x', 100) b from generate_series(1, 300000) g" >/dev/null
+	BT_STRLEN=64 bt_start "$E2E_TMP/qp.bt" "$qp" || return 0
+	local e="explain (analyze, buffers, wal, costs off, timing off, summary off)" out=$E2E_TMP/explain.out
+	cl_run psql -X -q <<-SQL >"$out"
+	select pg_backend_pid();
+	begin;
+	$e select count(*) from pt;
+	$e select count(*) from pt;
+	$e insert into pt select g, 'y' from generate_series(1, 1000) g;
+	$e insert into pt select g, 'y' from generate_series(1, 1000) g;
+	commit;
+	SQL
+	sleep 0.3
+	bt_stop
+	local pid; pid=$(awk 'NR == 3 { print $1 }' "$out")
+	local explain profile
+	explain=$(explain_figures "$out")
+	profile=$(profile_figures "$qp" "$pid")
+	check_eq "$LEG: query-profile: a sequential scan, as EXPLAIN counts it" \
+		"$(sed -n 4p <<<"$profile")" "$(sed -n 2p <<<"$explain")"
+	check_eq "$LEG: query-profile: the scan read blocks (through the ring)" \
+		"$(sed -n 4p <<<"$profile" | awk '{ print ($2 > 0) }')" 1
+	check_eq "$LEG: query-profile: an INSERT's buffers and WAL, as EXPLAIN counts them" \
+		"$(sed -n 6p <<<"$profile")" "$(sed -n 4p <<<"$explain")"
+	check_eq "$LEG: query-profile: the INSERT's WAL records" "$(sed -n 6p <<<"$profile" | awk '{ print $5 }')" 1000
+	check_empty "$LEG: query-profile: no warnings" "$(bt_problems "$qp")"
+}
 
 # Sum of the counts in histogram @MAP[KEY] of FILE.
 hist_total() {
@@ -109,6 +182,7 @@ for l in sys.stdin:
     json.loads(l); n += 1
 print(n)' 2>&1)" "$(grep -c '^{' "$sqj")"
 	check_empty "$LEG: query-latency and slow-queries: no warnings" "$(bt_problems "$ql" "$sq" "$sqj")"
+	test_profile
 	cluster_stop
 }
 
