@@ -21,6 +21,12 @@
 #     of an INSERT of 1000 rows, each twice: the second of each (catalog
 #     caches warm) shows the shared buffers hit, read, dirtied, written
 #     and the WAL records and bytes that EXPLAIN counts, exactly.
+#   - query-phases: pgbench -M simple, N statements, then -M prepared, N
+#     statements of one prepared `SELECT 1` (parsed, analyzed, rewritten
+#     and planned once: no parameters, a generic plan), then psql's
+#     pg_backend_pid() and pg_sleep(0.3): exactly 2N + 2 executions and
+#     N + 3 calls of each other phase; the sleep's line has ~300 ms in
+#     execute.
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
 
@@ -56,6 +62,42 @@ explain_figures() {
 # WAL_BYTES TEXT).
 profile_figures() {
 	awk -v p="$2" '$1 ~ /^[0-9][0-9]:/ && $2 == p { print $4, $5, $6, $7, $10, $12 }' "$1"
+}
+
+# Calls counted in histogram @us_by_phase[PHASE] of FILE.
+phase_calls() {
+	awk -v k="@us_by_phase[$2]:" '$1 ~ /^@/ { on = ($1 == k); next }
+		on && /^\[/ { match($0, /[0-9]+ \|/); n += substr($0, RSTART, RLENGTH - 2) } END { print n + 0 }' "$1"
+}
+
+# query-phases' counts, on the current cluster.
+test_phases() {
+	local rc=0 out=$E2E_TMP/qph.out
+	"$PGBT_GEN" -p "$CL_PID" query-phases min_ms=200 >"$E2E_TMP/qph.bt" 2>"$E2E_TMP/qph.err" || rc=$?
+	check_eq "$LEG: query-phases renders ($(head -c 300 "$E2E_TMP/qph.err"))" "$rc" 0
+	((rc == 0)) || return 0
+	BT_STRLEN=64 bt_start "$E2E_TMP/qph.bt" "$out" || return 0
+	local m
+	for m in simple prepared; do
+		cl_run pgbench -n -M "$m" -t "$N" -f "$E2E_TMP/fast.sql" >"$E2E_TMP/pgb.out" 2>&1 ||
+			fail "$LEG: pgbench -M $m: $(tail -n 3 "$E2E_TMP/pgb.out")"
+	done
+	local pid
+	pid=$(printf 'select pg_backend_pid();\nselect pg_sleep(0.3);\n' | cl_run psql -X -q -At | sed -n 1p)
+	sleep 0.3
+	bt_stop
+	local phase
+	for phase in parse analyze rewrite plan; do
+		check_eq "$LEG: query-phases: $phase, once per simple statement and per Parse" \
+			"$(phase_calls "$out" "$phase")" $((N + 3))
+	done
+	check_eq "$LEG: query-phases: execute, once per statement" "$(phase_calls "$out" execute)" $((2 * N + 2))
+	# TIME PID MS PARSE ANALYZE REWRITE PLAN EXECUTE OTHER TEXT
+	check_eq "$LEG: query-phases: only the sleep is over 200 ms" \
+		"$(awk '$1 ~ /^[0-9][0-9]:/ { print $2, $10, $11 }' "$out")" "$pid select pg_sleep(0.3);"
+	check_near "$LEG: query-phases: the sleep's execute (ms)" \
+		"$(awk '$1 ~ /^[0-9][0-9]:/ { print int($8) }' "$out")" 305 25
+	check_empty "$LEG: query-phases: no warnings" "$(bt_problems "$out")"
 }
 
 # query-profile against EXPLAIN, on the current cluster.
@@ -183,6 +225,7 @@ for l in sys.stdin:
 print(n)' 2>&1)" "$(grep -c '^{' "$sqj")"
 	check_empty "$LEG: query-latency and slow-queries: no warnings" "$(bt_problems "$ql" "$sq" "$sqj")"
 	test_profile
+	test_phases
 	cluster_stop
 }
 
