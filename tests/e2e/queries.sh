@@ -27,6 +27,11 @@
 #     pg_backend_pid() and pg_sleep(0.3): exactly 2N + 2 executions and
 #     N + 3 calls of each other phase; the sleep's line has ~300 ms in
 #     execute.
+#   - sorts: an ORDER BY with work_mem=64kB and one with 4MB (no parallel
+#     workers): their lines
+#     say disk and memory with the kB that EXPLAIN ANALYZE's "Sort
+#     Method" shows; builds without the USDT probes refuse it (one line
+#     on stderr, nothing on stdout) and the check is skipped by name.
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
 
@@ -98,6 +103,39 @@ test_phases() {
 	check_near "$LEG: query-phases: the sleep's execute (ms)" \
 		"$(awk '$1 ~ /^[0-9][0-9]:/ { print int($8) }' "$out")" 305 25
 	check_empty "$LEG: query-phases: no warnings" "$(bt_problems "$out")"
+}
+
+# sorts against EXPLAIN ANALYZE, on the current cluster (pt from test_profile).
+test_sorts() {
+	local rc=0 out=$E2E_TMP/so.out
+	"$PGBT_GEN" -p "$CL_PID" sorts >"$E2E_TMP/so.bt" 2>"$E2E_TMP/so.err" || rc=$?
+	if ! readelf -n "$CL_BIN/postgres" 2>/dev/null | grep -q 'Name: sort__start'; then
+		check_eq "$LEG: sorts refused without USDT, one line, nothing on stdout" \
+			"$rc $(wc -l <"$E2E_TMP/so.err") $(wc -c <"$E2E_TMP/so.bt")" "1 1 0"
+		skip "$LEG: sorts: this build has no USDT probes"
+		return 0
+	fi
+	check_eq "$LEG: sorts renders ($(head -c 300 "$E2E_TMP/so.err"))" "$rc" 0
+	((rc == 0)) || return 0
+	BT_STRLEN=64 bt_start "$E2E_TMP/so.bt" "$out" || return 0
+	cl_run psql -X -q >"$E2E_TMP/sort-explain.out" <<-SQL
+	set max_parallel_workers_per_gather = 0;
+	set work_mem = '64kB';
+	explain (analyze, costs off, timing off) select * from pt order by b desc, a;
+	set work_mem = '4MB';
+	explain (analyze, costs off, timing off) select * from (select a from pt limit 1000) s order by a;
+	SQL
+	sleep 0.3
+	bt_stop
+	local want
+	want=$(sed -n 's/.*Sort Method: .*\(Disk\|Memory\): \([0-9]*\)kB.*/\1 \2/p' "$E2E_TMP/sort-explain.out" |
+		sed 's/^Disk/disk/; s/^Memory/memory/' | paste -sd' ')
+	# TIME PID KIND KEYS WORK_MEM_KB METHOD SPACE_KB MS PAR TEXT
+	check_eq "$LEG: sorts: on disk and in memory, with EXPLAIN ANALYZE's kB" \
+		"$(awk '$1 ~ /^[0-9][0-9]:/ { print $6, $7 }' "$out" | paste -sd' ')" "$want"
+	check_eq "$LEG: sorts: work_mem at their start" \
+		"$(awk '$1 ~ /^[0-9][0-9]:/ { print $5 }' "$out" | paste -sd' ')" "64 4096"
+	check_empty "$LEG: sorts: no warnings" "$(bt_problems "$out")"
 }
 
 # query-profile against EXPLAIN, on the current cluster.
@@ -226,6 +264,7 @@ print(n)' 2>&1)" "$(grep -c '^{' "$sqj")"
 	check_empty "$LEG: query-latency and slow-queries: no warnings" "$(bt_problems "$ql" "$sq" "$sqj")"
 	test_profile
 	test_phases
+	test_sorts
 	cluster_stop
 }
 
