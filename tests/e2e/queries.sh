@@ -4,11 +4,11 @@
 # and counts itself:
 #   - query-latency: role ql_fast runs `SELECT 1` through pgbench -M
 #     prepared (the extended protocol), N per client, 2 clients: exactly
-#     2N + 2 statements under [DB, ql_fast] (each client's Parse of the
-#     statement, then Sync, is a round trip of its own); role ql_slow
-#     runs a query then pg_sleep(0.3) through psql (simple protocol):
-#     exactly two statements under [DB, ql_slow], one in the [256K, 512K)
-#     us bucket.
+#     2N + 2 statements under [DB OID, ql_fast's OID] (each client's Parse
+#     of the statement, then Sync, is a round trip of its own); role
+#     ql_slow runs a query then pg_sleep(0.3) through psql (simple
+#     protocol): exactly two statements under its key, one in the
+#     [256K, 512K) us bucket; the names tables give their names.
 #   - slow-queries min_ms=100 (text, and json with bpftrace -f json):
 #     pg_sleep(0.3) through psql (simple), pgbench -M extended and -M
 #     prepared (extended) each give one line with ~300 ms, the protocol,
@@ -141,7 +141,7 @@ test_sorts() {
 # query-profile against EXPLAIN, on the current cluster.
 test_profile() {
 	local rc=0 qp=$E2E_TMP/qp.out
-	"$PGBT_GEN" -p "$CL_PID" query-profile >"$E2E_TMP/qp.bt" 2>"$E2E_TMP/qp.err" || rc=$?
+	"$PGBT_GEN" -p "$CL_PID" query-profile min_ms=0 >"$E2E_TMP/qp.bt" 2>"$E2E_TMP/qp.err" || rc=$?
 	check_eq "$LEG: query-profile renders ($(head -c 300 "$E2E_TMP/qp.err"))" "$rc" 0
 	((rc == 0)) || return 0
 	# 5000 pages: more than the test's 32 MB of shared_buffers (4096)
@@ -188,6 +188,10 @@ test_leg() {
 	cluster_start "$LEG_BUILD"
 	local db; db=$(cl_psql -c "select current_database()")
 	cl_psql -c "create role ql_fast login; create role ql_slow login" >/dev/null
+	local db_oid fast_oid slow_oid
+	db_oid=$(cl_psql -c "select oid from pg_database where datname = current_database()")
+	fast_oid=$(cl_psql -c "select 'ql_fast'::regrole::oid")
+	slow_oid=$(cl_psql -c "select 'ql_slow'::regrole::oid")
 	printf 'select 1;\n' >"$E2E_TMP/fast.sql"
 	printf 'select pg_sleep(0.3);\n' >"$E2E_TMP/sleep.sql"
 	chmod 644 "$E2E_TMP"/*.sql
@@ -203,8 +207,8 @@ test_leg() {
 
 	local ql=$E2E_TMP/ql.out sq=$E2E_TMP/sq.out sqj=$E2E_TMP/sqj.out
 	# Strings at bpftrace's default size: 64 bytes before 0.20 (a larger
-	# size overflows these scripts' BPF stack, as their headers say), up
-	# to 1024 after.
+	# size overflows slow-queries' BPF stack, as its header says), up to
+	# 1024 after.
 	local strlen=64
 	[[ $("$PGBT_BPFTRACE" --version) =~ v0\.([0-9]+) ]] && ((BASH_REMATCH[1] >= 20)) && strlen=1024
 	BT_STRLEN=$strlen bt_start "$E2E_TMP/ql.bt" "$ql" || { cluster_stop; return 0; }
@@ -231,12 +235,17 @@ test_leg() {
 	bt_stop "$bt1"; bt_stop "$bt2"; bt_stop "$bt3"
 
 	check_eq "$LEG: query-latency: pgbench -M prepared's statements, exactly" \
-		"$(hist_total "$ql" "@us_by_db_user[$db, ql_fast]")" $((2 * N + 2))
-	check_eq "$LEG: query-latency: psql's two statements" "$(hist_total "$ql" "@us_by_db_user[$db, ql_slow]")" 2
+		"$(hist_total "$ql" "@us_by_db_user[$db_oid, $fast_oid]")" $((2 * N + 2))
+	check_eq "$LEG: query-latency: psql's two statements" \
+		"$(hist_total "$ql" "@us_by_db_user[$db_oid, $slow_oid]")" 2
 	check_eq "$LEG: query-latency: the sleep in [256K, 512K)" \
-		"$(hist_bucket "$ql" "@us_by_db_user[$db, ql_slow]" "[256K, 512K)")" 1
-	check_eq "$LEG: query-latency: the count per database and user" \
-		"$(awk -v k="@statements[$db, ql_fast]:" 'index($0, k) == 1 { print $NF }' "$ql")" $((2 * N + 2))
+		"$(hist_bucket "$ql" "@us_by_db_user[$db_oid, $slow_oid]" "[256K, 512K)")" 1
+	check_eq "$LEG: query-latency: the count per database and role" \
+		"$(awk -v k="@statements[$db_oid, $fast_oid]:" 'index($0, k) == 1 { print $NF }' "$ql")" $((2 * N + 2))
+	check_eq "$LEG: query-latency: the names of the database and roles" \
+		"$(grep -E "^@(db_names\[$db_oid\]|user_names\[($fast_oid|$slow_oid)\]):" "$ql" | sort | paste -sd' ')" \
+		"$(printf '%s\n' "@db_names[$db_oid]: $db" "@user_names[$fast_oid]: ql_fast" "@user_names[$slow_oid]: ql_slow" |
+			sort | paste -sd' ')"
 
 	# TIME PID DATABASE USER PROTOCOL MS TEXT
 	local lines; lines=$(awk '$1 ~ /^[0-9][0-9]:/' "$sq")

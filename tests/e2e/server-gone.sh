@@ -17,9 +17,7 @@ start_all() {
 	declare -gA BTS=()
 	for s in $SCRIPTS; do
 		"$PGBT_GEN" -p "$CL_PID" "$s" >"$E2E_TMP/$s.bt"
-		# bpftrace's default string size: query-latency's BPF stack on
-		# 0.17 holds no more (its header says so)
-		BT_STRLEN=64 bt_start "$E2E_TMP/$s.bt" "$E2E_TMP/$s.out" || return 1
+		bt_start "$E2E_TMP/$s.bt" "$E2E_TMP/$s.out" || return 1
 		BTS[$s]=$BT_PID
 	done
 }
