@@ -254,6 +254,41 @@ named_relations() {
 		"$(bt_problems "$w" "$r" "$rs" "$ls" | wc -l)" 0
 }
 
+# Two sessions hold table h2 in SHARE mode; a third asks for EXCLUSIVE and
+# waits until both commit: its line names one of them and "+1" in
+# HOLDERS, and the later commit of the two in WOKEN_BY.
+several_holders() {
+	cl_psql -c "create table h2 (a int)" >/dev/null
+	render holders lock-waits
+	local out=$E2E_TMP/holders.out
+	bt_start "$E2E_TMP/holders.bt" "$out" || return 0
+	session_bg "$E2E_TMP/h1.out" <<-SQL
+	begin;
+	lock table h2 in share mode;
+	$(hold_until_waited "relation = 'h2'::regclass" 0.3)
+	commit;
+	SQL
+	local j1=$!
+	session_bg "$E2E_TMP/h2.out" <<-SQL
+	begin;
+	lock table h2 in share mode;
+	$(hold_until_waited "relation = 'h2'::regclass" 0.5)
+	commit;
+	SQL
+	local j2=$!
+	wait_for "select (count(*) = 2)::int from pg_locks where relation = 'h2'::regclass and granted"
+	local w; w=$(printf 'select pg_backend_pid();\nbegin;\nlock table h2 in exclusive mode;\ncommit;\n' | cl_psql | sed -n 1p)
+	wait "$j1" "$j2"
+	local p1 p2; p1=$(head -n1 "$E2E_TMP/h1.out"); p2=$(head -n1 "$E2E_TMP/h2.out")
+	sleep 0.3
+	bt_stop
+	# TIME PID WAIT_MS MODE RESULT WOKEN_BY HOLDERS LOCK...
+	local line; line=$(awk -v p="$w" '$1 ~ /^[0-9][0-9]:/ && $2 == p' "$out")
+	check_eq "$LEG: lock-waits: two holders, the second as +1, woken by the later commit" \
+		"$(awk -v a="$p1" -v b="$p2" '{ print $4, $5, $6, ($7 == a "+1" || $7 == b "+1") ? "one+1" : $7, $8 }' <<<"$line")" \
+		"ExclusiveLock granted $p2 one+1 relation"
+}
+
 test_leg() {
 	local i
 	cluster_start "$LEG_BUILD"
@@ -279,6 +314,7 @@ test_leg() {
 	check_locks_summary "$E2E_TMP/locks.out"
 	traced_create_table
 	named_relations
+	several_holders
 
 	cluster_stop
 }
