@@ -71,9 +71,11 @@ e2e_done')"
 	check_contains "abort: stderr names the line" "$CHILD_ERR" "aborts.sh:4: 'false' exited with status 1"
 }
 
-# The major of a build name: 15-debug, 18-waitprobes, ct17 -> 15, 18, 17.
+# The major of a build name: 15-debug, 18-waitprobes, ct17, emb16 -> 15,
+# 18, 17, 16.
 build_major() {
 	local m=${1#ct}
+	m=${m#emb}
 	echo "${m%%-*}"
 }
 

