@@ -41,7 +41,7 @@ test_binaries() {
 	# its version string changed to 12 (same length, so the ELF stays whole).
 	LC_ALL=C sed 's/PostgreSQL 15\./PostgreSQL 12./' "$pg15" >"$E2E_TMP/postgres12"
 	expect_fail "no DWARF and no layout for the version" \
-		"no built-in layout for PostgreSQL 12 (it has 15, 17, 18)" \
+		"no built-in layout for PostgreSQL 12 (it has 15, 16, 17, 18)" \
 		"$PGBT_GEN" --scripts-dir "$TEMPLATES" --bin "$E2E_TMP/postgres12" transam-offsets
 	expect_fail "--bin for a script that needs a running server" \
 		"xid-rate needs a running server: {{ &(TransamVariables|ShmemVariableCache)->nextXid }}" \
