@@ -10,12 +10,14 @@
 #   a wrong address      xid-rate and xid-events watching nextOid instead
 #                        of nextXid: xid-oid.sh
 # A control run through the same wrapper with unchanged copies passes, so
-# each failure comes from its planted defect.
+# each failure comes from its planted defect. The same offset and
+# enumerator planted in the 16 layout must fail the same tests on emb16
+# (16 without DWARF: its layout is checked nowhere else).
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
 
 REAL_GEN=$PGBT_GEN
-LEG_15=15/system
+LEG_15=15/system LEG_16=emb16/system
 
 # A pgbt-gen that passes ARGS first; its path.
 wrapper() {
@@ -25,10 +27,11 @@ wrapper() {
 	echo "$f"
 }
 
-# Runs e2e test FILE on the 15 leg with pgbt-gen GEN; prints its summary.
+# Runs e2e test FILE on LEG (default the 15 leg) with pgbt-gen GEN; prints
+# its summary.
 run_with() {
-	local gen=$1 file=$2
-	PGBT_GEN=$gen PGBT_E2E_LEGS=$LEG_15 bash "$PGBT_ROOT/tests/e2e/$file" \
+	local gen=$1 file=$2 leg=${3:-$LEG_15}
+	PGBT_GEN=$gen PGBT_E2E_LEGS=$leg bash "$PGBT_ROOT/tests/e2e/$file" \
 		>"$E2E_TMP/run.out" 2>"$E2E_TMP/run.err" || true
 	tail -n 1 "$E2E_TMP/run.out"
 }
@@ -74,4 +77,24 @@ check_eq "the address was planted" "$(grep -c -- '->nextOid$' "$scripts/xid-rate
 	awk -F: '{ s += $2 } END { print s }')" 2
 got=$(run_with "$(wrapper --scripts-dir "$scripts")" xid-oid.sh)
 check_eq "a wrong address (nextOid for nextXid) is caught by xid-oid.sh ($got)" "$(verdict "$got")" caught
+
+# 16 on emb16: the same offset and enumerator, in the 16 layout.
+if why=$(pg_build_missing emb16); then
+	skip "mutations of the 16 layout on emb16: $why"
+	e2e_done
+fi
+got=$(run_with "$(wrapper --layouts-dir "$layouts")" xid-oid.sh "$LEG_16")
+check_eq "16 control: xid-oid.sh passes on emb16 with unchanged copies ($got)" "$(verdict "$got")" missed
+check_contains "16 control: it ran checks" "$got" " passed, 0 failed"
+sed -i 's/^member VariableCacheData nextXid 8 8$/member VariableCacheData nextXid 16 8/' "$layouts/16.layout"
+check_contains "the 16 offset was planted" "$(cat "$layouts/16.layout")" "nextXid 16 8"
+got=$(run_with "$(wrapper --layouts-dir "$layouts")" xid-oid.sh "$LEG_16")
+check_eq "16: a wrong offset (nextXid at 16) is caught by xid-oid.sh on emb16 ($got)" "$(verdict "$got")" caught
+cp "$PGBT_ROOT/lib/layouts/16.layout" "$layouts/"
+sed -i 's/^enumerator WAIT_EVENT_PG_SLEEP 0x09000002$/enumerator WAIT_EVENT_PG_SLEEP 0x09000001/' \
+	"$layouts/16-waits.layout"
+check_contains "the 16 enumerator was planted" "$(cat "$layouts/16-waits.layout")" \
+	"WAIT_EVENT_PG_SLEEP 0x09000001"
+got=$(run_with "$(wrapper --layouts-dir "$layouts")" waits.sh "$LEG_16")
+check_eq "16: a wrong enumerator (PG_SLEEP) is caught by waits.sh on emb16 ($got)" "$(verdict "$got")" caught
 e2e_done
