@@ -2,8 +2,10 @@
 # What pgbt-gen resolves is what gdb says: on the builds with debug info
 # (15, 17, 18 from source), every address in the rendered scripts equals
 # gdb's `print &TransamVariables->nextXid` (ShmemVariableCache on 15), and
-# every fact of the built-in layouts equals the DWARF of its major. Debug
-# info in a separate file is found by build-id. On emb16 (no DWARF), gdb
+# every fact of the built-in layouts equals the DWARF of its major (for
+# 17, whose source can no longer be had, the DWARF of a file compiled
+# against trixie's server headers). Debug info in a separate file is found
+# by build-id. On emb16 (no DWARF), gdb
 # reads the pointer through .symtab alone and the rendered address is it
 # plus the built-in layout's offset.
 set -euo pipefail
@@ -83,6 +85,34 @@ test_layouts() {
 	check_eq "layout $major: checked $n facts, at least 450" "$((${n:-0} >= 450))" 1
 }
 
+# The layout of MAJOR against the DWARF of tests/e2e/layout-types.c
+# compiled with -g against the server headers of a distribution's
+# postgresql-server-dev-MAJOR in ROOT (trixie's for 17, whose source can no
+# longer be had), for a major without a debug build here.
+test_layouts_from_headers() {
+	local major=$1 root=$2 inc out rc=0 n
+	inc=$root/usr/include/postgresql/$major/server
+	if [[ ! -r $inc/postgres.h ]]; then
+		skip "layout $major against its server headers: no $inc (tests/setup/debian-root.sh)"
+		return 0
+	fi
+	# Port's GSSAPI member is a pointer: the headers need the names only.
+	mkdir -p "$E2E_TMP/stub/gssapi"
+	printf '%s\n' 'typedef unsigned int OM_uint32;' \
+		'typedef struct { unsigned long length; void *value; } gss_buffer_desc;' \
+		'typedef void *gss_cred_id_t, *gss_ctx_id_t, *gss_name_t;' >"$E2E_TMP/stub/gssapi/gssapi.h"
+	if ! gcc -g -O0 -I"$E2E_TMP/stub" -I"$inc" -o "$E2E_TMP/types$major" \
+		"$PGBT_ROOT/tests/e2e/layout-types.c" 2>"$E2E_TMP/types.err"; then
+		fail "layout $major: layout-types.c does not compile against $inc: $(head -n 3 "$E2E_TMP/types.err")"
+		return 0
+	fi
+	out=$("$PGBT_GEN" check-layouts --bin "$E2E_TMP/types$major" 2>&1) || rc=$?
+	check_eq "layout $major matches the DWARF of its server headers ($out)" "$rc" 0
+	check_contains "layout $major (headers): facts checked" "$out" "0 mismatches"
+	n=$(sed -n 's/.*: \([0-9]*\) facts checked.*/\1/p' <<<"$out")
+	check_eq "layout $major (headers): checked $n facts, at least 450" "$((${n:-0} >= 450))" 1
+}
+
 # A stripped server whose debug info lives in a .build-id tree, the way
 # distributions ship -dbgsym packages (any debug build of 17+ will do).
 test_build_id_lookup() {
@@ -113,5 +143,6 @@ done
 # No build of 16 with debug info can be had here (no Debian suite has its
 # source): its layout is checked live on emb16 by the e2e tests instead.
 skip "layout 16 against the DWARF of a 16 build: none can be built here (no source for 16); checked live on emb16 by the e2e tests"
+test_layouts_from_headers 17 "$PGBT_CACHE/root-trixie"
 test_build_id_lookup
 e2e_done
