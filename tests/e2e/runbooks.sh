@@ -28,7 +28,13 @@ test_leg() {
 			out=$E2E_TMP/cmd.bt
 			# The page's words, with pgbt-gen the one under test.
 			if ! eval "\"\$PGBT_GEN\" ${cmd#pgbt-gen }" >"$out" 2>"$out.err"; then
-				fail "$LEG: ${page##*/}: '$cmd' does not render: $(cat "$out.err")"
+				# A script the page names may need what this build lacks
+				# (sorts: USDT); its one-line refusal says so.
+				if [[ ! -s $out && $(wc -l <"$out.err") == 1 ]] && grep -q 'has no USDT probes' "$out.err"; then
+					skip "$LEG: ${page##*/}: '$cmd': $(cat "$out.err")"
+				else
+					fail "$LEG: ${page##*/}: '$cmd' does not render: $(cat "$out.err")"
+				fi
 				continue
 			fi
 			check_empty "$LEG: ${page##*/}: '$cmd' compiles" \
