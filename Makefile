@@ -1,12 +1,16 @@
 # pgbt: build pgbt-gen, install it, run the tests and the bench.
 #   make                  build build/pgbt-gen
 #   make check            install test dependencies, then run every test (root)
+#   make unit-asan        the unit tests under ASan and UBSan (build/asan)
+#   make fuzz             each libFuzzer target for FUZZ_SECONDS (build/fuzz)
 #   make demo             throwaway cluster + workload + xid-rate (root)
 #   make bench            measure overhead and generator speed (root)
 #   make install PREFIX=/usr/local DESTDIR=
+#   make deb              Debian package in build/deb (debhelper, lintian)
 # Quiet unless V=1.
 
-VERSION  := 0.1.0
+# The version lives in one place: the top entry of debian/changelog.
+VERSION  := $(shell sed -n '1s/^pgbt (\([0-9][^ ]*\)).*/\1/p' debian/changelog)
 PREFIX   ?= /usr/local
 DESTDIR  ?=
 O        := build
@@ -16,9 +20,11 @@ CFLAGS   ?= -O2 -g
 PKGS     := libelf libdw libpq
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lelf -ldw -lpq)
-# snprintf truncation is how messages are bounded here, not a bug.
-WARN     := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-format-truncation
-ALL_CFLAGS := $(WARN) $(CFLAGS) $(PKG_CFLAGS) -iquote lib -DPGBT_VERSION='"$(VERSION)"'
+# snprintf and strncat truncation is how messages are bounded here, not a
+# bug (_FORTIFY_SOURCE, as Debian builds with, warns of the strncat ones).
+WARN     := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-format-truncation \
+            -Wno-stringop-truncation
+ALL_CFLAGS := $(WARN) $(CPPFLAGS) $(CFLAGS) $(PKG_CFLAGS) -iquote lib -DPGBT_VERSION='"$(VERSION)"'
 
 ifeq ($(V),1)
 Q :=
@@ -41,7 +47,7 @@ FIXTURE_SRC := $(wildcard tests/unit/fixtures/*.c)
 FIXTURES := $(FIXTURE_SRC:tests/unit/fixtures/%.c=$(O)/fixtures/%) \
             $(FIXTURE_SRC:tests/unit/fixtures/%.c=$(O)/fixtures/%.stripped)
 
-.PHONY: all install uninstall check unit test-deps demo bench clean
+.PHONY: all install uninstall deb check unit unit-asan fuzz fuzzers test-deps demo bench clean
 .DELETE_ON_ERROR:
 
 all: $(O)/pgbt-gen
@@ -66,7 +72,7 @@ $(O)/lib/embedded.o: $(O)/lib/embedded.c
 
 $(O)/pgbt-gen: $(GEN_OBJ) $(O)/libpgbt.a
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $(GEN_OBJ) $(O)/libpgbt.a $(PKG_LIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(GEN_OBJ) $(O)/libpgbt.a $(PKG_LIBS)
 
 $(O):
 	$(Q)mkdir -p $(O)
@@ -74,7 +80,7 @@ $(O):
 # Unit tests: one binary per tests/unit/test_*.c, linked with the library.
 $(O)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(O)/libpgbt.a
 	$(call msg,CC,$@)
-	$(Q)mkdir -p $(dir $@) && $(CC) $(ALL_CFLAGS) -iquote tests/unit -o $@ $< $(O)/libpgbt.a $(PKG_LIBS)
+	$(Q)mkdir -p $(dir $@) && $(CC) $(ALL_CFLAGS) -iquote tests/unit $(LDFLAGS) -o $@ $< $(O)/libpgbt.a $(PKG_LIBS)
 
 # Fixtures: C programs with known layouts and probes, with and without DWARF.
 $(O)/fixtures/%: tests/unit/fixtures/%.c
@@ -91,6 +97,45 @@ $(O)/fixtures/%.stripped: $(O)/fixtures/%
 
 unit: $(UNIT_BIN) $(FIXTURES) $(O)/pgbt-gen
 
+# The unit tests again, built with AddressSanitizer (leaks included) and
+# UndefinedBehaviorSanitizer; any report fails the test that made it.
+ASAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+               -fno-sanitize-recover=all
+unit-asan:
+	$(MAKE) O=build/asan CFLAGS='$(ASAN_CFLAGS)' unit
+	PGBT_BUILD=build/asan UBSAN_OPTIONS=print_stacktrace=1 tests/run unit
+
+# libFuzzer targets (tests/fuzz/fuzz_NAME.c), built with clang into
+# build/fuzz; each starts from its corpus in tests/fuzz/corpus/NAME (with
+# the words in tests/fuzz/NAME.dict, if any), which
+# it only reads (new inputs go to build/fuzz/corpus/NAME, crashes to
+# build/fuzz/crash-*). Merge new inputs with
+#   build/fuzz/fuzzers/fuzz_NAME -merge=1 -max_len=4096 NEW tests/fuzz/corpus/NAME build/fuzz/corpus/NAME
+# (into an empty NEW that then replaces the corpus; -max_len keeps it small).
+FUZZ_TARGETS := template layout elf
+FUZZ_SECONDS ?= 60
+FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -Wno-unknown-warning-option \
+                -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+
+$(O)/fuzzers/fuzz_%: tests/fuzz/fuzz_%.c $(O)/libpgbt.a
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@) && $(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $< $(O)/libpgbt.a $(PKG_LIBS)
+
+fuzzers:
+	$(MAKE) O=build/fuzz CC=clang CFLAGS='$(FUZZ_CFLAGS)' \
+	  $(FUZZ_TARGETS:%=build/fuzz/fuzzers/fuzz_%)
+
+fuzz: fuzzers $(O)/fixtures/fake_postgres.stripped
+	$(Q)for t in $(FUZZ_TARGETS); do \
+	  mkdir -p build/fuzz/corpus/$$t && \
+	  PGBT_FUZZ_BINARY=$(O)/fixtures/fake_postgres.stripped \
+	  build/fuzz/fuzzers/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    $$(test -f tests/fuzz/$$t.dict && echo -dict=tests/fuzz/$$t.dict) -artifact_prefix=build/fuzz/ build/fuzz/corpus/$$t tests/fuzz/corpus/$$t \
+	    2>build/fuzz/$$t.log || { tail -50 build/fuzz/$$t.log; exit 1; }; \
+	  printf '  FUZZ   fuzz_%s: %s runs in %s s, no crash\n' $$t \
+	    "$$(sed -n 's/^stat::number_of_executed_units: //p' build/fuzz/$$t.log)" $(FUZZ_SECONDS); \
+	done
+
 install: $(O)/pgbt-gen
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/pgbt/scripts \
 	  $(DESTDIR)$(PREFIX)/share/man/man1
@@ -104,6 +149,21 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/pgbt-gen $(DESTDIR)$(PREFIX)/share/man/man1/pgbt-gen.1
 	rm -rf $(DESTDIR)$(PREFIX)/share/pgbt
 
+# The Debian package, built from a copy of this tree in DEB_DIR (so the
+# tree gets no debian/ build litter), then checked by lintian, which must
+# be silent (debian/pgbt.lintian-overrides says why for what it allows).
+# DEB_BUILD_OPTIONS=nocheck skips the unit tests during the build.
+DEB_DIR  ?= $(O)/deb
+deb:
+	@for p in dpkg-buildpackage dh lintian; do command -v $$p >/dev/null || \
+	  { echo "make deb: no $$p (tests/setup/install-deps.sh installs it)" >&2; exit 1; }; done
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/pgbt-$(VERSION)
+	tar -c --exclude-vcs --exclude=./$(O) . | tar -x -C $(DEB_DIR)/pgbt-$(VERSION)
+	cd $(DEB_DIR)/pgbt-$(VERSION) && dpkg-buildpackage -b -us -uc >../build.log 2>&1 || \
+	  { tail -n 40 ../build.log; echo "make deb: failed, see $(DEB_DIR)/build.log" >&2; exit 1; }
+	lintian --fail-on error,warning $(DEB_DIR)/pgbt_$(VERSION)_amd64.changes
+	@echo "built $(DEB_DIR)/pgbt_$(VERSION)_amd64.deb"
+
 # Everything the tests need, installed idempotently (root).
 # A source build whose source cannot be had (or a package that cannot be
 # had) exits 3: its tests are skipped, by name, not passed.
@@ -112,11 +172,14 @@ test-deps:
 	tests/setup/debian-root.sh trixie >/dev/null
 	for b in 15 17 18 18-waitprobes; do \
 	  tests/setup/build-postgres.sh $$b >/dev/null || [ $$? -eq 3 ] || exit 1; done
-	tests/setup/embedded-postgres.sh 16 >/dev/null || [ $$? -eq 3 ]
+	for m in 14 16; do \
+	  tests/setup/embedded-postgres.sh $$m >/dev/null || [ $$? -eq 3 ] || exit 1; done
 
 check: test-deps
 	$(MAKE) unit
-	tests/run
+	PGBT_BYSTANDERS=1 tests/run
+	$(MAKE) unit-asan
+	$(MAKE) fuzz FUZZ_SECONDS=15
 
 demo:
 	tests/setup/install-deps.sh

@@ -6,19 +6,23 @@
 #include "target.h"
 #include "template.h"
 
+#include <stdbool.h>
 #include <sys/types.h>
 
-enum cli_command { CMD_RENDER, CMD_LIST, CMD_CHECK_LAYOUTS };
+enum cli_command { CMD_RENDER, CMD_LIST, CMD_HELP, CMD_CHECK_LAYOUTS, CMD_CHECK_WATCHPOINTS };
 
 struct cli {
 	enum cli_command command;
-	const char *script;
+	const char *script;      /* for help: the script it is about */
 	pid_t pid;               /* -p, 0 when not given */
 	const char *datadir;     /* -D */
 	const char *bin;         /* --bin */
 	const char *scripts_dir; /* --scripts-dir: templates from files */
 	const char *conninfo;    /* -d: names from the server's catalog (libpq) */
 	const char *bpftrace;    /* --bpftrace PATH|VERSION (or $PGBT_BPFTRACE) */
+	bool check_with_gdb;     /* --check-with gdb[-if-able] */
+	bool check_strict;       /* every fact must be answered (not -if-able) */
+	bool resolver_gdb;       /* --resolver gdb: type facts from gdb, not libdw */
 	const char *params[PGBT_MAX_PARAMS * 2];
 	int nparams;
 };
@@ -31,7 +35,22 @@ int cli_load_template(const struct cli *cli, const char *name,
 		      struct pgbt_template *ret, struct pgbt_err *err);
 int cli_open_target(const struct cli *cli, struct pgbt_target *ret, struct pgbt_err *err);
 
+/* The script cli->script rendered for the target, into *ret (malloc'd). */
+int cli_render(const struct cli *cli, char **ret, struct pgbt_err *err);
+
 int cli_list(const struct cli *cli);
+/* "running server, DWARF or layout, ...": what a script needs, for people. */
+void cli_needs_text(const struct pgbt_needs *n, char *out, size_t len);
+/* pgbt-gen help SCRIPT (help.c). */
+int cli_help(const struct cli *cli);
+/* The facts of a rendered script's provenance asked of gdb (check_gdb.c);
+ * on success a line saying so joins the provenance block in *text. */
+int cli_check_with_gdb(const struct pgbt_target *t, bool strict, char **text,
+		       struct pgbt_err *err);
 int cli_check_layouts(const struct cli *cli);
+
+/* pgbt-gen check-watchpoints: whether hardware watchpoints fire here (exit
+ * 0), do not (1, saying so on stderr), or could not be tested (2). */
+int cli_check_watchpoints(void);
 
 #endif

@@ -9,6 +9,7 @@
 #include "cli.h"
 
 #include "catalog.h"
+#include "hwbp.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,53 +36,103 @@ static int check_same_server(pid_t backend_pid, const void *arg, struct pgbt_err
 			 (int)backend_pid, (int)t->pid);
 }
 
-static int render_script(const struct cli *cli)
+/* A script on a hardware watchpoint would print zeros where the debug
+ * registers do not fire: refuse it there, unless told to render anyway (to
+ * read it, or to run it on another machine). Where we cannot tell, render. */
+static int check_watchpoints(const char *script, const char *out, struct pgbt_err *err)
+{
+	const char *check = getenv("PGBT_WATCHPOINT_CHECK");
+	struct pgbt_err why = { "" };
+
+	if (strncmp(out, "watchpoint:", 11) != 0 && !strstr(out, "\nwatchpoint:"))
+		return 0;
+	if (check && strcmp(check, "off") == 0)
+		return 0;
+	if (pgbt_hw_watchpoints_fire(&why) != 0)
+		return 0;
+	return pgbt_fail(err, "%s: %s, so its counts would all be 0 here "
+			 "(PGBT_WATCHPOINT_CHECK=off renders it anyway)", script, why.msg);
+}
+
+int cli_check_watchpoints(void)
+{
+	struct pgbt_err why = { "" };
+	int fire = pgbt_hw_watchpoints_fire(&why);
+
+	if (fire == 1) {
+		printf("hardware watchpoints fire on this machine\n");
+		return 0;
+	}
+	fprintf(stderr, "pgbt-gen: %s\n", why.msg);
+	return fire == 0 ? 1 : 2;
+}
+
+int cli_render(const struct cli *cli, char **ret, struct pgbt_err *err)
 {
 	struct pgbt_template tpl;
 	struct pgbt_target target;
 	struct pgbt_needs needs;
 	struct pgbt_bpftrace bt;
 	struct pgbt_catalog catalog = {0};
-	struct pgbt_err err = { "" };
 	char *out = NULL;
-	int rc = 1;
+	int rc = -1;
 
-	if (cli_load_template(cli, cli->script, &tpl, &err) < 0)
-		goto fail_early;
+	*ret = NULL;
+	if (cli_load_template(cli, cli->script, &tpl, err) < 0)
+		return -1;
 	for (int i = 0; i < cli->nparams; i++)
-		if (pgbt_template_set_param(&tpl, cli->params[i], &err) < 0)
+		if (pgbt_template_set_param(&tpl, cli->params[i], err) < 0)
 			goto fail_template;
 	pgbt_template_needs(&tpl, &needs);
 	if (cli->bin && needs.live) {
-		pgbt_fail(&err, "%s needs a running server: {{ %s }} is known only from "
+		pgbt_fail(err, "%s needs a running server: {{ %s }} is known only from "
 			  "the live process; name one with -p PID or -D DATADIR instead of --bin",
 			  tpl.name, needs.live_expr);
 		goto fail_template;
 	}
-	if (pgbt_bpftrace_find(cli->bpftrace, &bt, &err) < 0)
+	if (pgbt_bpftrace_find(cli->bpftrace, &bt, err) < 0)
 		goto fail_template;
 	pgbt_template_set_bpftrace(&tpl, &bt);
-	if (cli_open_target(cli, &target, &err) < 0)
+	if (cli_open_target(cli, &target, err) < 0)
 		goto fail_template;
-	if (pgbt_template_resolve_backends(&tpl, &target, &err) < 0)
+	if (pgbt_template_resolve_backends(&tpl, &target, err) < 0)
 		goto fail_target;
 	if (cli->conninfo &&
-	    (pgbt_catalog_read(cli->conninfo, check_same_server, &target, &catalog, &err) < 0 ||
-	     pgbt_template_add_rows(&tpl, &catalog.relations, &err) < 0))
+	    (pgbt_catalog_read(cli->conninfo, check_same_server, &target, &catalog, err) < 0 ||
+	     pgbt_template_add_rows(&tpl, &catalog.relations, err) < 0))
 		goto fail_target;
-	if (pgbt_template_render(&tpl, &target, &out, &err) < 0)
+	if (pgbt_template_render(&tpl, &target, &out, err) < 0)
 		goto fail_target;
-	if (fputs(out, stdout) == EOF || fflush(stdout) == EOF) {
-		pgbt_fail(&err, "stdout: write failed");
+	if (cli->check_with_gdb && cli_check_with_gdb(&target, cli->check_strict, &out, err) < 0)
 		goto fail_target;
-	}
+	if (check_watchpoints(tpl.name, out, err) < 0)
+		goto fail_target;
+	*ret = out;
+	out = NULL;
 	rc = 0;
 fail_target:
 	pgbt_catalog_free(&catalog);
 	pgbt_target_close(&target);
 fail_template:
 	pgbt_template_free(&tpl);
-fail_early:
+	free(out);
+	return rc;
+}
+
+static int render_script(const struct cli *cli)
+{
+	struct pgbt_err err = { "" };
+	char *out = NULL;
+	int rc = 1;
+
+	if (cli_render(cli, &out, &err) < 0)
+		goto fail;
+	if (fputs(out, stdout) == EOF || fflush(stdout) == EOF) {
+		pgbt_fail(&err, "stdout: write failed");
+		goto fail;
+	}
+	rc = 0;
+fail:
 	if (rc)
 		fprintf(stderr, "pgbt-gen: %s\n", err.msg);
 	free(out);
@@ -98,8 +149,12 @@ int main(int argc, char **argv)
 	switch (cli.command) {
 	case CMD_LIST:
 		return cli_list(&cli);
+	case CMD_HELP:
+		return cli_help(&cli);
 	case CMD_CHECK_LAYOUTS:
 		return cli_check_layouts(&cli);
+	case CMD_CHECK_WATCHPOINTS:
+		return cli_check_watchpoints();
 	case CMD_RENDER:
 		return render_script(&cli);
 	}

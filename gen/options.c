@@ -12,8 +12,14 @@
 static const char usage[] =
 "Usage: pgbt-gen [TARGET] SCRIPT [NAME=VALUE...]   render SCRIPT to stdout\n"
 "       pgbt-gen list                              the scripts and what they need\n"
+"       pgbt-gen [TARGET] help SCRIPT              what SCRIPT shows, its parameters,\n"
+"                                                  what it needs (with a TARGET:\n"
+"                                                  whether it renders there)\n"
 "       pgbt-gen check-layouts --bin PATH          compare the built-in layout\n"
 "                                                  with the DWARF of PATH\n"
+"       pgbt-gen check-watchpoints                 whether this machine's hardware\n"
+"                                                  watchpoints fire (scripts on\n"
+"                                                  them are refused where not)\n"
 "\n"
 "Renders a bpftrace program fitted to one PostgreSQL server: struct offsets\n"
 "from DWARF (or a built-in layout), USDT probes, symbols and live addresses.\n"
@@ -35,6 +41,14 @@ static const char usage[] =
 "      --scripts-dir DIR  read templates from DIR instead of the built-in ones\n"
 "      --layouts-dir DIR  read layouts (MAJOR*.layout) from DIR instead of\n"
 "                         the built-in ones\n"
+"      --check-with gdb   ask gdb, attached for a moment to the server's\n"
+"                         processes, for every address, offset, size and\n"
+"                         enumerator the script uses; any difference, or\n"
+"                         a fact gdb cannot answer, fails (gdb-if-able: only\n"
+"                         differences fail)\n"
+"      --resolver gdb     take offsets, sizes, types and enumerators from gdb\n"
+"                         instead of libdw, for debug info libdw cannot read\n"
+"                         (slower: gdb reads it all first; default: libdw)\n"
 "  -h, --help             this text\n"
 "  -V, --version          pgbt-gen's version\n"
 "\n"
@@ -68,7 +82,8 @@ static int parse_pid(const char *s, pid_t *ret)
 
 int cli_parse(struct cli *cli, int argc, char **argv)
 {
-	enum { OPT_BIN = 256, OPT_SCRIPTS_DIR, OPT_BPFTRACE, OPT_LAYOUTS_DIR };
+	enum { OPT_BIN = 256, OPT_SCRIPTS_DIR, OPT_BPFTRACE, OPT_LAYOUTS_DIR, OPT_CHECK_WITH,
+	       OPT_RESOLVER };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "datadir", required_argument, NULL, 'D' },
@@ -76,6 +91,8 @@ int cli_parse(struct cli *cli, int argc, char **argv)
 		{ "scripts-dir", required_argument, NULL, OPT_SCRIPTS_DIR },
 		{ "bpftrace", required_argument, NULL, OPT_BPFTRACE },
 		{ "layouts-dir", required_argument, NULL, OPT_LAYOUTS_DIR },
+		{ "check-with", required_argument, NULL, OPT_CHECK_WITH },
+		{ "resolver", required_argument, NULL, OPT_RESOLVER },
 		{ "conninfo", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -110,6 +127,17 @@ int cli_parse(struct cli *cli, int argc, char **argv)
 		case OPT_LAYOUTS_DIR:
 			pgbt_layout_set_dir(optarg);
 			break;
+		case OPT_CHECK_WITH:
+			if (strcmp(optarg, "gdb") != 0 && strcmp(optarg, "gdb-if-able") != 0)
+				return usage_error("--check-with '%s': want gdb or gdb-if-able", optarg);
+			cli->check_with_gdb = true;
+			cli->check_strict = strcmp(optarg, "gdb") == 0;
+			break;
+		case OPT_RESOLVER:
+			if (strcmp(optarg, "gdb") != 0 && strcmp(optarg, "libdw") != 0)
+				return usage_error("--resolver '%s': want gdb or libdw", optarg);
+			cli->resolver_gdb = strcmp(optarg, "gdb") == 0;
+			break;
 		case OPT_BPFTRACE:
 			if (!*optarg)
 				return usage_error("%s", "--bpftrace: empty");
@@ -134,6 +162,12 @@ int cli_parse(struct cli *cli, int argc, char **argv)
 			cli->script = argv[optind];
 			continue;
 		}
+		if (cli->command != CMD_HELP && strcmp(cli->script, "help") == 0 &&
+		    !strchr(argv[optind], '=')) {
+			cli->command = CMD_HELP;
+			cli->script = argv[optind];
+			continue;
+		}
 		if (!cli->script && strchr(argv[optind], '=') == argv[optind])
 			return usage_error("'%s': not NAME=VALUE", argv[optind]);
 		if (cli->nparams == (int)(sizeof(cli->params) / sizeof(cli->params[0])))
@@ -142,11 +176,18 @@ int cli_parse(struct cli *cli, int argc, char **argv)
 	}
 	if (!cli->script)
 		return usage_error("%s", "no script named (pgbt-gen list shows them)");
-	if (strcmp(cli->script, "list") == 0)
+	if (cli->command == CMD_HELP)
+		;   /* cli->script is the script it is about */
+	else if (strcmp(cli->script, "help") == 0)
+		return usage_error("%s", "help: which script? (pgbt-gen help SCRIPT; pgbt-gen list names them)");
+	else if (strcmp(cli->script, "list") == 0)
 		cli->command = CMD_LIST;
 	else if (strcmp(cli->script, "check-layouts") == 0)
 		cli->command = CMD_CHECK_LAYOUTS;
-	if (cli->command != CMD_RENDER && cli->nparams)
+	else if (strcmp(cli->script, "check-watchpoints") == 0)
+		cli->command = CMD_CHECK_WATCHPOINTS;
+	if ((cli->command == CMD_LIST || cli->command == CMD_CHECK_LAYOUTS ||
+	     cli->command == CMD_CHECK_WATCHPOINTS) && cli->nparams)
 		return usage_error("'%s': this command takes no parameters", cli->params[0]);
 	if (cli->command == CMD_CHECK_LAYOUTS && !cli->bin)
 		return usage_error("%s", "check-layouts needs --bin PATH");

@@ -134,7 +134,7 @@ static int script_names(const struct cli *cli, char ***ret, size_t *ret_n)
 	return 0;
 }
 
-static void needs_text(const struct pgbt_needs *n, char *out, size_t len)
+void cli_needs_text(const struct pgbt_needs *n, char *out, size_t len)
 {
 	snprintf(out, len, "%s%s%s%s",
 		 n->live ? "running server" : "binary only",
@@ -163,7 +163,7 @@ int cli_list(const struct cli *cli)
 			rc = 1;
 		} else {
 			pgbt_template_needs(&tpl, &nd);
-			needs_text(&nd, needs, sizeof(needs));
+			cli_needs_text(&nd, needs, sizeof(needs));
 			printf("%-16s %-48s %s\n", tpl.name, needs, tpl.summary);
 			pgbt_template_free(&tpl);
 		}

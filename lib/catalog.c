@@ -7,9 +7,12 @@
 
 /* Relations that can be locked (not composite types), in the order a
  * bounded table keeps them: what users ask about first. Temporary schemas
- * are left out: their relations belong to one session and come and go. */
+ * are left out: their relations belong to one session and come and go.
+ * "file" is the relation's file number (what the storage manager names it
+ * by), 0 for relations without storage. */
 static const char relations_sql[] =
-	"SELECT CASE WHEN c.relisshared THEN 0 ELSE d.oid END, c.oid, n.nspname, c.relname "
+	"SELECT CASE WHEN c.relisshared THEN 0 ELSE d.oid END, c.oid, n.nspname, c.relname, "
+	"COALESCE(pg_catalog.pg_relation_filenode(c.oid), 0) "
 	"FROM pg_catalog.pg_class c "
 	"JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
 	"JOIN pg_catalog.pg_database d ON d.datname = pg_catalog.current_database() "
@@ -78,13 +81,14 @@ static int read_relations(PGconn *conn, struct pgbt_catalog *c, struct pgbt_err 
 	}
 	snprintf(origin, sizeof(origin), "pg_class of database %s (OID %u) at render time",
 		 c->database, c->database_oid);
-	if (pgbt_rows_init(&c->relations, "relations", "db oid name", origin, err) < 0) {
+	if (pgbt_rows_init(&c->relations, "relations", "db oid name file", origin, err) < 0) {
 		PQclear(res);
 		return -1;
 	}
 	for (int i = 0; i < PQntuples(res) && rc == 0; i++) {
 		char qualified[300], name[PGBT_CATALOG_NAME_MAX * 4 + 1];
-		const char *cells[3] = { PQgetvalue(res, i, 0), PQgetvalue(res, i, 1), name };
+		const char *cells[4] = { PQgetvalue(res, i, 0), PQgetvalue(res, i, 1), name,
+					 PQgetvalue(res, i, 4) };
 
 		snprintf(qualified, sizeof(qualified), "%s.%s", PQgetvalue(res, i, 2),
 			 PQgetvalue(res, i, 3));

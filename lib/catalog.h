@@ -19,7 +19,7 @@ struct pgbt_catalog {
 	char database[128];       /* current_database() */
 	unsigned int database_oid;
 	pid_t backend_pid;        /* pg_backend_pid() of our connection */
-	/* rows "relations": db oid name (priority order: user relations,
+	/* rows "relations": db oid name file (priority order: user relations,
 	 * their indexes, catalog tables, catalog indexes, the rest) */
 	struct pgbt_rows relations;
 };

@@ -56,7 +56,7 @@ int pgbt_elf_read(const struct pgbt_elf *elf, uint64_t vaddr, void *buf,
 /* Finds PostgreSQL's PG_VERSION_STR in .rodata, e.g.
  * "PostgreSQL 15.18 (Debian 15.18-0+deb12u1) on x86_64-pc-linux-gnu,
  * compiled by gcc ..., 64-bit", and returns it with its major version
- * (15, 16, 17, 18; for 9.x releases, 90 + minor is not needed: fail).
+ * (14, 15, 16, 17, 18; for 9.x releases, 90 + minor is not needed: fail).
  * Fails with "<path>: no PostgreSQL version string; not a PostgreSQL
  * server binary?" when absent. */
 int pgbt_elf_pg_version(const struct pgbt_elf *elf, char *ret, size_t len,

@@ -1,5 +1,5 @@
 /* Evaluates the expressions and conditions inside a template's {{ }} (see
- * template.h for the language) against a target, and writes down how
+ * docs/templates.md for the language) against a target, and writes down how
  * every value was found, for the provenance block. */
 #ifndef PGBT_EXPR_H
 #define PGBT_EXPR_H

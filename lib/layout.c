@@ -321,8 +321,10 @@ static int merge(struct pgbt_layout *into, struct pgbt_layout *from)
 {
 	struct pgbt_fact *f = realloc(into->facts, (into->n + from->n) * sizeof(*f));
 
-	if (!f && into->n + from->n)
+	if (!f && into->n + from->n) {
+		pgbt_layout_free(from);
 		return -1;
+	}
 	into->facts = f;
 	memcpy(into->facts + into->n, from->facts, from->n * sizeof(*f));
 	into->n += from->n;

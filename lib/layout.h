@@ -61,7 +61,7 @@ int pgbt_layout_builtin(int major, struct pgbt_layout *ret, struct pgbt_err *err
  * try a layout for a new major, or to check that tests catch a wrong fact. */
 void pgbt_layout_set_dir(const char *dir);
 
-/* The majors that have a built-in layout, as "15, 16, 17, 18". */
+/* The majors that have a built-in layout, as "14, 15, 16, 17, 18". */
 void pgbt_layout_builtin_majors(char *ret, size_t len);
 
 const struct pgbt_fact *pgbt_layout_find(const struct pgbt_layout *layout,

@@ -1,5 +1,7 @@
 #include "target.h"
 
+#include "gdb_types.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,12 +34,19 @@ static void read_datadir_version(struct pgbt_target *t)
 	fclose(f);
 }
 
-int pgbt_target_open_pid(struct pgbt_target *t, pid_t pid, struct pgbt_err *err)
+/* A failed open releases what it had opened: callers close only targets
+ * that opened. */
+static int open_failed(struct pgbt_target *t)
+{
+	pgbt_target_close(t);
+	return -1;
+}
+
+static int open_live(struct pgbt_target *t, pid_t pid, struct pgbt_err *err)
 {
 	unsigned dev_major, dev_minor;
 	uint64_t inode;
 
-	memset(t, 0, sizeof(*t));
 	t->named_pid = pid;
 	if (!pgbt_proc_exists(pid))
 		return pgbt_fail(err, "process %d: no such process", (int)pid);
@@ -67,6 +76,12 @@ int pgbt_target_open_pid(struct pgbt_target *t, pid_t pid, struct pgbt_err *err)
 	return 0;
 }
 
+int pgbt_target_open_pid(struct pgbt_target *t, pid_t pid, struct pgbt_err *err)
+{
+	memset(t, 0, sizeof(*t));
+	return open_live(t, pid, err) < 0 ? open_failed(t) : 0;
+}
+
 int pgbt_target_open_datadir(struct pgbt_target *t, const char *datadir, struct pgbt_err *err)
 {
 	pid_t pid;
@@ -81,7 +96,7 @@ int pgbt_target_open_binary(struct pgbt_target *t, const char *path, struct pgbt
 {
 	memset(t, 0, sizeof(*t));
 	snprintf(t->exe, sizeof(t->exe), "%s", path);
-	return open_binary(t, path, err);
+	return open_binary(t, path, err) < 0 ? open_failed(t) : 0;
 }
 
 int pgbt_target_open_default(struct pgbt_target *t, struct pgbt_err *err)
@@ -122,6 +137,7 @@ void pgbt_target_close(struct pgbt_target *t)
 {
 	if (t->dwarf)
 		pgbt_dwarf_close(t->dwarf);
+	pgbt_gdb_close(t->gdb);
 	pgbt_layout_free(&t->layout);    /* loaded for labels even with DWARF */
 	pgbt_usdt_free(&t->usdt);
 	pgbt_proc_maps_free(&t->maps);
@@ -139,8 +155,13 @@ static void open_types(struct pgbt_target *t)
 	if (t->types_opened)
 		return;
 	t->types_opened = true;
-	t->dwarf = pgbt_dwarf_open(t->path, &t->dwarf_err);
 	rc = pgbt_layout_builtin(t->major, &t->layout, &err);
+	if (t->types_from_gdb) {    /* the layout for its labels only */
+		if (!(t->gdb = pgbt_gdb_types_open(t->path, &t->dwarf_err)))
+			pgbt_fail_prefix(&t->dwarf_err, "--resolver gdb");
+		return;
+	}
+	t->dwarf = pgbt_dwarf_open(t->path, &t->dwarf_err);
 	if (t->dwarf)    /* the layout stays loaded for its labels only */
 		return;
 	if (rc == 0)
@@ -152,7 +173,13 @@ static void open_types(struct pgbt_target *t)
 void pgbt_target_types_origin(struct pgbt_target *t, char *ret, size_t len)
 {
 	open_types(t);
-	if (t->dwarf)
+	if (t->gdb)
+		snprintf(ret, len, "%s reading the debug info of %s (--resolver gdb): "
+			 "%u questions in %ld ms", pgbt_gdb_version(t->gdb), t->path,
+			 pgbt_gdb_asked(t->gdb), pgbt_gdb_elapsed_ms(t->gdb));
+	else if (t->types_from_gdb)
+		snprintf(ret, len, "none (%s)", t->dwarf_err.msg);
+	else if (t->dwarf)
 		snprintf(ret, len, "DWARF in %s", pgbt_dwarf_source(t->dwarf));
 	else if (t->has_layout)
 		snprintf(ret, len, "pgbt's %s for PostgreSQL %d (%s)",
@@ -161,13 +188,18 @@ void pgbt_target_types_origin(struct pgbt_target *t, char *ret, size_t len)
 		snprintf(ret, len, "none (%s)", t->dwarf_err.msg);
 }
 
-/* Sets *how for a fact and decides between DWARF and the layout:
- * returns 1 to use DWARF, 0 to use the layout, -1 when neither exists. */
+/* Sets *how for a fact and decides between DWARF and the layout (or
+ * gdb): returns 1 to use DWARF, 0 to use the layout, 2 to use gdb, -1 when
+ * none can answer. */
 static int types_source(struct pgbt_target *t, char *how, struct pgbt_err *err)
 {
 	char known[128];
 
 	open_types(t);
+	if (t->types_from_gdb) {
+		snprintf(how, PGBT_HOW_LEN, "gdb");
+		return t->gdb ? 2 : pgbt_fail(err, "%s", t->dwarf_err.msg);
+	}
 	if (t->dwarf) {
 		snprintf(how, PGBT_HOW_LEN, "DWARF");
 		return 1;
@@ -178,14 +210,16 @@ static int types_source(struct pgbt_target *t, char *how, struct pgbt_err *err)
 	}
 	pgbt_layout_builtin_majors(known, sizeof(known));
 	return pgbt_fail(err, "%s (PostgreSQL %d), and pgbt has no built-in layout for "
-			 "PostgreSQL %d (it has %s); install the server's debug symbols "
-			 "or set DEBUGINFOD_URLS", t->dwarf_err.msg, t->major, t->major, known);
+			 "PostgreSQL %d (it has %s); install the server's debug symbols, "
+			 "set DEBUGINFOD_URLS, or give --layouts-dir a directory with %d.layout",
+			 t->dwarf_err.msg, t->major, t->major, known, t->major);
 }
 
 static int layout_missing(struct pgbt_target *t, const char *what, struct pgbt_err *err)
 {
 	return pgbt_fail(err, "%s: no DWARF debug info, and pgbt's built-in layout for "
-			 "PostgreSQL %d has no %s; install the server's debug symbols",
+			 "PostgreSQL %d has no %s; install the server's debug symbols, "
+			 "set DEBUGINFOD_URLS, or add it to a layout under --layouts-dir",
 			 t->path, t->major, what);
 }
 
@@ -219,6 +253,8 @@ int pgbt_target_member(struct pgbt_target *t, const char *type, const char *memb
 
 	if (src < 0)
 		return -1;
+	if (src == 2)
+		return pgbt_gdb_member(t->gdb, type, member, ret_off, ret_size, err);
 	if (src)
 		return pgbt_dwarf_member(t->dwarf, type, member, ret_off, ret_size, err);
 	if (!(f = layout_fact(t, FACT_MEMBER, type, member, err)))
@@ -236,6 +272,8 @@ int pgbt_target_sizeof(struct pgbt_target *t, const char *type, uint64_t *ret_si
 
 	if (src < 0)
 		return -1;
+	if (src == 2)
+		return pgbt_gdb_sizeof(t->gdb, type, ret_size, err);
 	if (src)
 		return pgbt_dwarf_sizeof(t->dwarf, type, ret_size, err);
 	if (!(f = layout_fact(t, FACT_SIZEOF, type, NULL, err)))
@@ -252,6 +290,8 @@ int pgbt_target_var_type(struct pgbt_target *t, const char *var, char *ret_type,
 
 	if (src < 0)
 		return -1;
+	if (src == 2)
+		return pgbt_gdb_var_type(t->gdb, var, ret_type, len, ret_pointers, err);
 	if (src)
 		return pgbt_dwarf_var_type(t->dwarf, var, ret_type, len, ret_pointers, err);
 	if (!(f = layout_fact(t, FACT_VAR, NULL, var, err)))
@@ -269,6 +309,8 @@ int pgbt_target_enumerator(struct pgbt_target *t, const char *name, int64_t *ret
 
 	if (src < 0)
 		return -1;
+	if (src == 2)
+		return pgbt_gdb_enumerator(t->gdb, name, ret, err);
 	if (src)
 		return pgbt_dwarf_enumerator(t->dwarf, name, ret, err);
 	if (!(f = layout_fact(t, FACT_ENUMERATOR, NULL, name, err)))
@@ -289,11 +331,14 @@ int pgbt_target_enum(struct pgbt_target *t, const char *name,
 
 	if (src < 0)
 		return -1;
+	if (src == 2)
+		return pgbt_gdb_enum(t->gdb, name, ret, ret_n, err);
 	if (src)
 		return pgbt_dwarf_enum(t->dwarf, name, ret, ret_n, err);
 	if (!(f = layout_fact(t, FACT_ENUM, name, NULL, err)))
 		return -1;
-	names = strdup(f->names);
+	if (!(names = strdup(f->names)))
+		return pgbt_fail(err, "out of memory");
 	for (char *tok = strtok_r(names, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
 		const struct pgbt_fact *v = layout_fact(t, FACT_ENUMERATOR, NULL, tok, err);
 		struct pgbt_enumerator *ne = v ? realloc(e, (n + 1) * sizeof(*e)) : NULL;

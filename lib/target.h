@@ -8,6 +8,7 @@
 #include "dwarf.h"
 #include "elfimg.h"
 #include "err.h"
+#include "gdb.h"
 #include "layout.h"
 #include "proc.h"
 #include "rows.h"
@@ -40,7 +41,10 @@ struct pgbt_target {
 	uint64_t bias;            /* load bias of the binary in the process */
 
 	/* Types: DWARF when the build has it (opened on first use), else the
-	 * built-in layout for this major. */
+	 * built-in layout for this major; or gdb when types_from_gdb is set
+	 * before first use (--resolver gdb). */
+	bool types_from_gdb;
+	struct pgbt_gdb *gdb;
 	bool types_opened;
 	struct pgbt_dwarf *dwarf;
 	struct pgbt_err dwarf_err;
@@ -48,7 +52,8 @@ struct pgbt_target {
 	struct pgbt_layout layout;
 };
 
-/* Each open fills *t (memset first) and fails with a one-line message. */
+/* Each open fills *t (memset first) and fails with a one-line message,
+ * leaving nothing to close. */
 int pgbt_target_open_pid(struct pgbt_target *t, pid_t pid, struct pgbt_err *err);
 int pgbt_target_open_datadir(struct pgbt_target *t, const char *datadir, struct pgbt_err *err);
 int pgbt_target_open_binary(struct pgbt_target *t, const char *path, struct pgbt_err *err);

@@ -136,6 +136,29 @@ static void parse_summary_line(struct pgbt_template *tpl, const char *line)
 	pgbt_trim(line + nl, strlen(line + nl), tpl->summary, sizeof(tpl->summary));
 }
 
+/* Tags are read into fixed buffers (struct tag's inner): a longer one
+ * would be cut, and what was cut would be lost without a word. */
+#define PGBT_MAX_TAG 511
+
+static int check_tag_lengths(struct pgbt_template *tpl, struct pgbt_err *err)
+{
+	const char *p = tpl->text, *open, *close;
+
+	while ((open = strstr(p, "{{")) && (close = strstr(open + 2, "}}"))) {
+		if ((size_t)(close - open - 2) > PGBT_MAX_TAG) {
+			int line = 1;
+			for (const char *q = tpl->text; q < open; q++)
+				line += *q == '\n';
+			int rc = pgbt_fail(err, "%s:%d: a {{ }} of %zu bytes (at most %d)",
+					   tpl->origin, line, (size_t)(close - open - 2), PGBT_MAX_TAG);
+			pgbt_template_free(tpl);
+			return rc;
+		}
+		p = close + 2;
+	}
+	return 0;
+}
+
 int pgbt_template_parse(const char *name, const char *origin, const char *text,
 			size_t len, struct pgbt_template *ret, struct pgbt_err *err)
 {
@@ -180,7 +203,7 @@ int pgbt_template_parse(const char *name, const char *origin, const char *text,
 		pgbt_template_free(ret);
 		return pgbt_fail(err, "%s: no header line \" * %s<TAB>summary\"", origin, name);
 	}
-	return 0;
+	return check_tag_lengths(ret, err);
 }
 
 void pgbt_template_free(struct pgbt_template *tpl)

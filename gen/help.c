@@ -1,0 +1,87 @@
+/* pgbt-gen help SCRIPT: what a script shows (its header comment, the
+ * bpftrace tools' kind: summary, usage, what it shows and misses, its
+ * cost line, a short example, its page under docs/scripts/), its
+ * parameters with type, default and meaning, what it needs; with a
+ * target, whether it renders for that server and why not. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The header comment's lines, without " * ", up to its end. */
+static void print_header(const char *text)
+{
+	const char *p = strstr(text, "/*"), *end = p ? strstr(p, "*/") : NULL;
+
+	if (!p || !end)
+		return;
+	p = strchr(p, '\n');
+	while (p && p < end) {
+		const char *line = p + 1, *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+
+		if (line >= end)
+			break;
+		if (strncmp(line, " * ", 3) == 0)
+			printf("%.*s\n", (int)len - 3, line + 3);
+		else if (strncmp(line, " *", 2) == 0 && len == 2)
+			putchar('\n');
+		p = nl;
+	}
+}
+
+static void print_param(const struct pgbt_param *p)
+{
+	char type[300];
+
+	switch (p->type) {
+	case PARAM_INT:
+		snprintf(type, sizeof(type), "integer %ld..%ld", p->min, p->max);
+		break;
+	case PARAM_CHOICE:
+		snprintf(type, sizeof(type), "one of %s", p->choices);
+		break;
+	case PARAM_IDENT:
+		snprintf(type, sizeof(type), "a name (letters, digits, _)");
+		break;
+	case PARAM_BACKEND:
+		snprintf(type, sizeof(type), "a backend's PID (0: none)");
+		break;
+	}
+	printf("  %-15s %s, default %s: %s\n", p->name, type, p->def, p->desc);
+}
+
+int cli_help(const struct cli *cli)
+{
+	struct pgbt_template tpl;
+	struct pgbt_needs needs;
+	struct pgbt_err err = { "" };
+	char needs_line[128], *out = NULL;
+
+	if (cli_load_template(cli, cli->script, &tpl, &err) < 0) {
+		fprintf(stderr, "pgbt-gen: help: %s\n", err.msg);
+		return 1;
+	}
+	print_header(tpl.text);
+	printf("\nParameters (NAME=VALUE, before or after the script's name):\n");
+	if (!tpl.nparams)
+		printf("  none\n");
+	for (size_t i = 0; i < tpl.nparams; i++)
+		print_param(&tpl.params[i]);
+	pgbt_template_needs(&tpl, &needs);
+	cli_needs_text(&needs, needs_line, sizeof(needs_line));
+	printf("\nNeeds: %s.\n", needs_line);
+	pgbt_template_free(&tpl);
+	if (!cli->pid && !cli->datadir && !cli->bin)
+		return 0;
+	/* The target given: does it render there, with these parameters? */
+	if (cli_render(cli, &out, &err) < 0) {
+		printf("On this server: it does not render: %s\n", err.msg);
+		return 1;
+	}
+	printf("On this server: it renders (pgbt-gen with the same options and %s | sudo bpftrace -).\n",
+	       cli->script);
+	free(out);
+	return 0;
+}
