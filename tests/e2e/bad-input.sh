@@ -41,8 +41,34 @@ test_binaries() {
 	# its version string changed to 12 (same length, so the ELF stays whole).
 	LC_ALL=C sed 's/PostgreSQL 15\./PostgreSQL 12./' "$pg15" >"$E2E_TMP/postgres12"
 	expect_fail "no DWARF and no layout for the version" \
-		"no built-in layout for PostgreSQL 12 (it has 15, 16, 17, 18)" \
+		"no built-in layout for PostgreSQL 12 (it has 14, 15, 16, 17, 18)" \
 		"$PGBT_GEN" --scripts-dir "$TEMPLATES" --bin "$E2E_TMP/postgres12" transam-offsets
+	# --resolver gdb: gdb not installed, and a build without debug info.
+	expect_fail "--resolver gdb without gdb" "--resolver gdb: gdb is not installed (no gdb on PATH)" \
+		env PATH=/nonexistent "$PGBT_GEN" --bpftrace 0.23 --resolver gdb \
+		--scripts-dir "$TEMPLATES" --bin "$pg15" transam-offsets
+	if command -v gdb >/dev/null; then
+		expect_fail "--resolver gdb without debug info" \
+			"--resolver gdb: $pg15: GNU gdb" \
+			"$PGBT_GEN" --resolver gdb --scripts-dir "$TEMPLATES" --bin "$pg15" transam-offsets
+		check_contains "--resolver gdb without debug info: says so" \
+			"$(cat "$E2E_TMP/err")" "finds no debug info for it"
+	else
+		skip "--resolver gdb without debug info: gdb is not installed (tests/setup/install-deps.sh)"
+	fi
+	# A fact gdb cannot answer, on the debug build of 15: the fact and gdb's words.
+	local dbg15=$PGBT_CACHE/pg15/bin/postgres
+	if [[ -x $dbg15 ]] && command -v gdb >/dev/null; then
+		mkdir -p "$E2E_TMP/tpl"
+		sed 's/(TransamVariablesData|VariableCacheData), nextXid/VariableCacheData, noSuchMember/
+		     s/transam-offsets/no-such-member/' \
+			"$TEMPLATES/transam-offsets.bt" >"$E2E_TMP/tpl/no-such-member.bt"
+		expect_fail "--resolver gdb: a fact gdb cannot answer" \
+			"gdb cannot answer offsetof(VariableCacheData, noSuchMember): There is no member named noSuchMember." \
+			"$PGBT_GEN" --resolver gdb --scripts-dir "$E2E_TMP/tpl" --bin "$dbg15" no-such-member
+	else
+		skip "--resolver gdb: a fact gdb cannot answer: no gdb or no $dbg15 ($(pg_build_missing 15-debug))"
+	fi
 	expect_fail "--bin for a script that needs a running server" \
 		"xid-rate needs a running server: {{ &(TransamVariables|ShmemVariableCache)->nextXid }}" \
 		"$PGBT_GEN" --bin "$pg15" xid-rate
@@ -60,6 +86,10 @@ test_scripts_and_parameters() {
 	expect_fail "a parameter carrying bpftrace code" "not an integer in 1..3600" \
 		"$PGBT_GEN" xid-rate 'interval=1 { system("touch /tmp/pwned"); }'
 	expect_fail "two targets" "give one" "$PGBT_GEN" -p 1 -D /tmp xid-rate
+	expect_fail "--check-with: not gdb" "--check-with 'lldb': want gdb or gdb-if-able" \
+		"$PGBT_GEN" --check-with lldb xid-rate
+	expect_fail "--resolver: not gdb" "--resolver 'lldb': want gdb or libdw" \
+		"$PGBT_GEN" --resolver lldb xid-rate
 	expect_fail "--bpftrace: no such program" "--bpftrace /nonexistent/bpftrace: no such program" \
 		"$PGBT_GEN" --bpftrace /nonexistent/bpftrace xid-rate
 	expect_fail "--bpftrace: not a bpftrace" "/bin/true --version: 'true (GNU coreutils)" \

@@ -25,7 +25,7 @@ test_help_version() {
 	check_eq "--help exits 0" "$rc" 0
 	check_contains "--help: usage" "$out" "Usage: pgbt-gen [TARGET] SCRIPT [NAME=VALUE...]"
 	check_eq "--version" "$("$PGBT_GEN" --version)" \
-		"pgbt-gen $(sed -n 's/^VERSION *:= *//p' "$PGBT_ROOT/Makefile")"
+		"pgbt-gen $(sed -n '1s/^pgbt (\([^)]*\)).*/\1/p' "$PGBT_ROOT/debian/changelog")"
 }
 
 test_install() {
@@ -53,6 +53,56 @@ test_install() {
 	check_eq "--scripts-dir: same program" "$(grep -v '^// Rendered' <<<"$a")" \
 		"$(grep -v '^// Rendered' <<<"$b")"
 	cluster_stop
+}
+
+# help SCRIPT: the header (every line of it), each parameter with its
+# type, default and meaning, the needs; with a target, whether it renders
+# there (with the parameters given) and why not. Bad input: one line on
+# stderr, nothing on stdout.
+test_help_script() {
+	local out rc=0 f=$PGBT_ROOT/scripts/io-latency.bt line
+	out=$("$PGBT_GEN" help io-latency) || rc=$?
+	check_eq "help io-latency exits 0" "$rc" 0
+	while IFS= read -r line; do
+		check_contains "help io-latency: header line '${line:0:40}'" "$out" "$line"
+	done < <(sed -n '3,/^ \*\//s/^ \* //p' "$f" | grep -v '^$' | head -n 12)
+	check_contains "help io-latency: slow_ms with type, default, meaning" "$out" \
+		"slow_ms         integer 0..600000, default 0: print each request taking at least this many ms (0: none)"
+	check_contains "help io-latency: needs" "$out" "Needs: running server, DWARF or layout."
+	rc=0; out=$("$PGBT_GEN" help no-such-script 2>"$E2E_TMP/help.err") || rc=$?
+	check_eq "help of an unknown script: exit 1, nothing on stdout" "$rc:$out" "1:"
+	check_eq "help of an unknown script: one line naming it" \
+		"$(wc -l <"$E2E_TMP/help.err"):$(grep -c "no-such-script" "$E2E_TMP/help.err")" "1:1"
+	rc=0; out=$("$PGBT_GEN" help 2>"$E2E_TMP/help.err") || rc=$?
+	check_eq "help without a script: usage error (2), nothing on stdout" "$rc:$out" "2:"
+	cluster_start 15
+	rc=0; out=$("$PGBT_GEN" -p "$CL_PID" help waits per_backend=off) || rc=$?
+	check_contains "help with a target: it renders there" "$out" "On this server: it renders"
+	rc=0; out=$("$PGBT_GEN" -p "$CL_PID" help waits mode=watch) || rc=$?
+	check_eq "help with a target that cannot render it: exit 1" "$rc" 1
+	check_contains "help with a target: why not" "$out" "On this server: it does not render: "
+	cluster_stop
+}
+
+# Every script's help has the parts of its header (usage, what it cannot
+# see, its cost line, the page of its documentation), the page exists and
+# docs/scripts/README.md links it, and the header stays short (the long
+# explanations live on the page).
+test_help_every_script() {
+	local f name out lines problems
+	for f in "$PGBT_ROOT"/scripts/*.bt; do
+		name=$(basename "$f" .bt) problems=""
+		out=$("$PGBT_GEN" help "$name" 2>&1) || problems+=" help-fails"
+		[[ $out == *$'\nUSAGE: pgbt-gen '* ]] || problems+=" no-usage"
+		[[ $out == *$'\nNot seen'* ]] || problems+=" no-not-seen"
+		[[ $out == *$'\nCost: '* ]] || problems+=" no-cost-line"
+		[[ $out == *$'\nDocumentation: docs/scripts/'"$name.md"$'\n'* ]] || problems+=" no-doc-line"
+		[[ -f $PGBT_ROOT/docs/scripts/$name.md ]] || problems+=" no-doc-page"
+		grep -q "]($name.md)" "$PGBT_ROOT/docs/scripts/README.md" || problems+=" not-in-doc-index"
+		lines=$(sed -n '2,/^ \*\//p' "$f" | wc -l)
+		((lines <= 26)) || problems+=" header-of-$lines-lines"
+		check_empty "help $name: header parts, doc page, short header" "$problems"
+	done
 }
 
 # A template chooses USDT where the build has the probe (Debian's 15 is
@@ -88,9 +138,37 @@ test_include() {
 		"$("$PGBT_GEN" list | awk 'NR > 1 { print $1 }' | grep -c /)" 0
 }
 
+# A script on a hardware watchpoint is refused where watchpoints never
+# fire (it would print zeros); rendered, and says nothing, where they do.
+test_watchpoint_check() {
+	local rc=0 out
+	cluster_start 15
+	out=$(PGBT_WATCHPOINT_CHECK= "$PGBT_GEN" -p "$CL_PID" xid-rate 2>"$E2E_TMP/wp.err") || rc=$?
+	if watchpoints_fire; then
+		check_eq "watchpoints fire here: xid-rate renders" "$rc:$(cat "$E2E_TMP/wp.err")" "0:"
+		check_contains "watchpoints fire here: xid-rate has its watchpoint" "$out" $'\nwatchpoint:0x'
+		cluster_stop
+		return 0
+	fi
+	check_eq "watchpoints never fire here: xid-rate refused, nothing on stdout" "$rc:$out" "1:"
+	check_eq "watchpoints never fire here: the refusal is one line" "$(wc -l <"$E2E_TMP/wp.err")" 1
+	check_contains "watchpoints never fire here: the refusal names the cause" "$(cat "$E2E_TMP/wp.err")" \
+		"pgbt-gen: xid-rate: this machine's hardware watchpoints do not fire"
+	rc=0
+	PGBT_WATCHPOINT_CHECK= "$PGBT_GEN" -p "$CL_PID" waits >/dev/null 2>&1 || rc=$?
+	check_eq "watchpoints never fire here: a script without one still renders" "$rc" 0
+	rc=0
+	PGBT_WATCHPOINT_CHECK= "$PGBT_GEN" check-watchpoints >/dev/null 2>&1 || rc=$?
+	check_eq "watchpoints never fire here: check-watchpoints exits 1" "$rc" 1
+	cluster_stop
+}
+
 test_list
 test_include
+test_watchpoint_check
 test_help_version
+test_help_script
+test_help_every_script
 test_usdt_choice
 test_install
 e2e_done

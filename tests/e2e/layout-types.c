@@ -10,6 +10,8 @@
 #include "access/tableam.h"
 #include "access/transam.h"
 #include "access/xlog.h"
+#include "access/xlog_internal.h"
+#include "access/xlogrecord.h"
 #include "executor/instrument.h"
 #include "lib/ilist.h"
 #include "libpq/libpq-be.h"
@@ -22,6 +24,8 @@
 #include "storage/lwlock.h"
 #include "storage/proc.h"
 #include "storage/s_lock.h"
+#include "storage/smgr.h"
+#include "storage/sync.h"
 #include "utils/backend_status.h"
 #include "utils/rel.h"
 #include "utils/timeout.h"
@@ -41,7 +45,10 @@ BufferDesc pgbt_BufferDesc;
 BufferDescPadded pgbt_BufferDescPadded;
 BufferUsage pgbt_BufferUsage;
 CheckpointStatsData pgbt_CheckpointStatsData;
+XLogRecData pgbt_XLogRecData;
+XLogRecord pgbt_XLogRecord;
 HeapTupleData pgbt_HeapTupleData;
+FileTag pgbt_FileTag;
 ItemPointerData pgbt_ItemPointerData;
 LOCALLOCK pgbt_LOCALLOCK;
 LOCK pgbt_LOCK;
@@ -53,6 +60,7 @@ PgBackendStatus pgbt_PgBackendStatus;
 Port pgbt_Port;
 RangeVar pgbt_RangeVar;
 RelationData pgbt_RelationData;
+SMgrRelationData pgbt_SMgrRelationData;
 SpinDelayStatus pgbt_SpinDelayStatus;
 WalUsage pgbt_WalUsage;
 dlist_node pgbt_dlist_node;
@@ -62,6 +70,7 @@ BackendState pgbt_BackendState;
 BackendType pgbt_BackendType;
 BuiltinTrancheIds pgbt_BuiltinTrancheIds;
 DeadLockState pgbt_DeadLockState;
+ForkNumber pgbt_ForkNumber;
 LockAcquireResult pgbt_LockAcquireResult;
 TimeoutId pgbt_TimeoutId;
 LWLockMode pgbt_LWLockMode;

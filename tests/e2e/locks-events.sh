@@ -21,7 +21,7 @@ source "$(dirname "$0")/../lib/e2e.sh"
 source "$(dirname "$0")/../lib/lock-sessions.sh"
 
 # bpftrace names stack frames through /proc/PID as it prints them; without
-# its symbol cache the output falls behind (the scripts' headers say so).
+# its symbol cache the output falls behind (docs/scripts/locks.md says so).
 export BPFTRACE_CACHE_USER_SYMBOLS=1
 
 # SQL that waits until table NAME exists (created once tracing runs).

@@ -367,7 +367,7 @@ check_mode_names() {
 }
 
 check_mode_names
-for leg in $(e2e_legs_checked all); do
+for leg in $(e2e_legs_checked each); do
 	leg_use "$leg" && test_leg
 done
 e2e_done

@@ -14,16 +14,6 @@
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
 
-# Waits up to 30 s for SQL to return 1.
-wait_true() {
-	local i
-	for ((i = 0; i < 300; i++)); do
-		[[ $(cl_psql -c "$1") == 1 ]] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # The figures of the last "checkpoint complete" line of the server's log:
 # "BUFFERS SYNCED ADDED REMOVED RECYCLED".
 logged_checkpoint() {
@@ -51,14 +41,20 @@ test_leg() {
 	bt_start "$E2E_TMP/ck.bt" "$ck"; local bt2=$BT_PID
 
 	# mt's tuples as its VACUUM reported them (ANALYZE reports its own).
-	# The DELETE's session flushes its counts as it exits, before VACUUM.
+	# The DELETE's session flushes its counts as it exits: they must be in
+	# before VACUUM's report, and that report in before the view is read
+	# (on 14 a statistics collector takes both in asynchronously).
 	cl_psql -c "delete from mt where a <= 1000" >/dev/null
+	wait_sql "select count(*) from pg_stat_user_tables where relname = 'mt' and n_dead_tup >= 1000" ||
+		fail "$LEG: the DELETE's dead tuples never reached pg_stat_user_tables"
 	cl_psql -c "vacuum mt" >/dev/null
+	wait_sql "select count(*) from pg_stat_user_tables where relname = 'mt' and vacuum_count > 0" ||
+		fail "$LEG: VACUUM's report never reached pg_stat_user_tables"
 	local mt_stats
 	mt_stats=$(cl_psql -F ' ' -c "select n_live_tup, n_dead_tup from pg_stat_user_tables where relname = 'mt'")
 	cl_psql -c "analyze mt" >/dev/null
 	cl_psql -c "insert into av select generate_series(1, 1000)" -c "delete from av where a <= 500" >/dev/null
-	wait_true "select count(*) from pg_stat_user_tables where relname = 'av' and autovacuum_count > 0" ||
+	wait_sql "select count(*) from pg_stat_user_tables where relname = 'av' and autovacuum_count > 0" ||
 		fail "$LEG: no autovacuum of av within 30 s"
 	cl_psql -c "insert into mt select g, 'y' from generate_series(1, 3000) g" -c "checkpoint" >/dev/null
 	sleep 0.5

@@ -9,15 +9,19 @@
 #                        (pg_sleep is named another event): waits.sh
 #   a wrong address      xid-rate and xid-events watching nextOid instead
 #                        of nextXid: xid-oid.sh
+#   the same without     BufferUsage.shared_blks_read's offset in the 15
+#   watchpoints          layout, and query-profile reading pgWalUsage for
+#                        pgBufferUsage: queries.sh (xid-oid.sh needs
+#                        hardware watchpoints, which not every machine has)
 # A control run through the same wrapper with unchanged copies passes, so
 # each failure comes from its planted defect. The same offset and
-# enumerator planted in the 16 layout must fail the same tests on emb16
-# (16 without DWARF: its layout is checked nowhere else).
+# enumerator planted in the 16 (14) layout must fail the same tests on
+# emb16 (emb14): without DWARF there, the layout is checked nowhere else.
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
 
 REAL_GEN=$PGBT_GEN
-LEG_15=15/system LEG_16=emb16/system
+LEG_15=15/system
 
 # A pgbt-gen that passes ARGS first; its path.
 wrapper() {
@@ -36,9 +40,30 @@ run_with() {
 	tail -n 1 "$E2E_TMP/run.out"
 }
 
+# A control run's verdict, "missed" when it passed; when it failed, what
+# failed goes to stderr, so a log says which check was not its defect's.
+control_verdict() {
+	local v
+	v=$(verdict "$1")
+	[[ $v == missed ]] || grep -m 5 'FAIL' "$E2E_TMP/run.err" | sed 's/^/    control: /' >&2 || true
+	echo "$v"
+}
+
 # "caught" when SUMMARY has failures, "missed" when not.
 verdict() {
 	[[ $1 =~ ^[0-9]+\ passed,\ ([0-9]+)\ failed ]] && ((BASH_REMATCH[1] > 0)) && echo caught || echo missed
+}
+
+# Plants SED in layout FILE (a copy in $layouts, where it must then hold
+# NEEDLE), runs e2e test TEST on LEG (default the 15 leg), which must
+# fail: WHAT names the defect. The copy is restored after.
+planted_layout_caught() {
+	local file=$1 sed=$2 needle=$3 test=$4 what=$5 leg=${6:-$LEG_15} got
+	sed -i "$sed" "$layouts/$file"
+	check_contains "$what was planted in $file" "$(cat "$layouts/$file")" "$needle"
+	got=$(run_with "$(wrapper --layouts-dir "$layouts")" "$test" "$leg")
+	check_eq "$what is caught by $test on ${leg%%/*} ($got)" "$(verdict "$got")" caught
+	cp "$PGBT_ROOT/lib/layouts/$file" "$layouts/"
 }
 
 if why=$(pg_build_missing 15); then
@@ -51,50 +76,76 @@ mkdir -p "$layouts" "$scripts"
 cp "$PGBT_ROOT"/lib/layouts/*.layout "$layouts/"
 cp -r "$PGBT_ROOT"/scripts/. "$scripts/"
 
-# Control: the unchanged copies, through the same wrapper.
-got=$(run_with "$(wrapper --layouts-dir "$layouts" --scripts-dir "$scripts")" xid-oid.sh)
-check_eq "control: xid-oid.sh passes with unchanged copies ($got)" "$(verdict "$got")" missed
-check_contains "control: it ran checks" "$got" " passed, 0 failed"
+# xid-oid.sh counts with hardware watchpoints: where they never fire it
+# skips everything, and could catch nothing.
+XID_OID=1
+watchpoints_fire || XID_OID=
 
-# A wrong offset.
-sed -i 's/^member VariableCacheData nextXid 8 8$/member VariableCacheData nextXid 16 8/' "$layouts/15.layout"
-check_contains "the offset was planted" "$(cat "$layouts/15.layout")" "nextXid 16 8"
-got=$(run_with "$(wrapper --layouts-dir "$layouts")" xid-oid.sh)
-check_eq "a wrong offset (nextXid at 16) is caught by xid-oid.sh ($got)" "$(verdict "$got")" caught
-cp "$PGBT_ROOT/lib/layouts/15.layout" "$layouts/"
+# Control: the unchanged copies, through the same wrapper.
+if [[ -n $XID_OID ]]; then
+	got=$(run_with "$(wrapper --layouts-dir "$layouts" --scripts-dir "$scripts")" xid-oid.sh)
+	check_eq "control: xid-oid.sh passes with unchanged copies ($got)" "$(control_verdict "$got")" missed
+	check_contains "control: it ran checks" "$got" " passed, 0 failed"
+
+	planted_layout_caught 15.layout 's/^member VariableCacheData nextXid 8 8$/member VariableCacheData nextXid 16 8/' \
+		"nextXid 16 8" xid-oid.sh "a wrong offset (nextXid at 16)"
+else
+	skip "a wrong offset and a wrong address, caught by xid-oid.sh: $WATCHPOINTS_WHY"
+fi
 
 # A wrong enumerator: PgSleep takes the code of the event before it.
-sed -i 's/^enumerator WAIT_EVENT_PG_SLEEP 0x09000002$/enumerator WAIT_EVENT_PG_SLEEP 0x09000001/' \
-	"$layouts/15-waits.layout"
-check_contains "the enumerator was planted" "$(cat "$layouts/15-waits.layout")" \
-	"WAIT_EVENT_PG_SLEEP 0x09000001"
-got=$(run_with "$(wrapper --layouts-dir "$layouts")" waits.sh)
-check_eq "a wrong enumerator (PG_SLEEP) is caught by waits.sh ($got)" "$(verdict "$got")" caught
+planted_layout_caught 15-waits.layout 's/^enumerator WAIT_EVENT_PG_SLEEP 0x09000002$/enumerator WAIT_EVENT_PG_SLEEP 0x09000001/' \
+	"WAIT_EVENT_PG_SLEEP 0x09000001" waits.sh "a wrong enumerator (PG_SLEEP)"
 
 # A wrong address: the XID scripts watching the next OID.
-sed -i 's/->nextXid$/->nextOid/' "$scripts/xid-rate.bt" "$scripts/xid-events.bt"
-check_eq "the address was planted" "$(grep -c -- '->nextOid$' "$scripts/xid-rate.bt" "$scripts/xid-events.bt" |
-	awk -F: '{ s += $2 } END { print s }')" 2
-got=$(run_with "$(wrapper --scripts-dir "$scripts")" xid-oid.sh)
-check_eq "a wrong address (nextOid for nextXid) is caught by xid-oid.sh ($got)" "$(verdict "$got")" caught
-
-# 16 on emb16: the same offset and enumerator, in the 16 layout.
-if why=$(pg_build_missing emb16); then
-	skip "mutations of the 16 layout on emb16: $why"
-	e2e_done
+if [[ -n $XID_OID ]]; then
+	sed -i 's/->nextXid$/->nextOid/' "$scripts/xid-rate.bt" "$scripts/xid-events.bt"
+	check_eq "the address was planted" "$(grep -c -- '->nextOid$' "$scripts/xid-rate.bt" "$scripts/xid-events.bt" |
+		awk -F: '{ s += $2 } END { print s }')" 2
+	got=$(run_with "$(wrapper --scripts-dir "$scripts")" xid-oid.sh)
+	check_eq "a wrong address (nextOid for nextXid) is caught by xid-oid.sh ($got)" "$(verdict "$got")" caught
 fi
-got=$(run_with "$(wrapper --layouts-dir "$layouts")" xid-oid.sh "$LEG_16")
-check_eq "16 control: xid-oid.sh passes on emb16 with unchanged copies ($got)" "$(verdict "$got")" missed
-check_contains "16 control: it ran checks" "$got" " passed, 0 failed"
-sed -i 's/^member VariableCacheData nextXid 8 8$/member VariableCacheData nextXid 16 8/' "$layouts/16.layout"
-check_contains "the 16 offset was planted" "$(cat "$layouts/16.layout")" "nextXid 16 8"
-got=$(run_with "$(wrapper --layouts-dir "$layouts")" xid-oid.sh "$LEG_16")
-check_eq "16: a wrong offset (nextXid at 16) is caught by xid-oid.sh on emb16 ($got)" "$(verdict "$got")" caught
-cp "$PGBT_ROOT/lib/layouts/16.layout" "$layouts/"
-sed -i 's/^enumerator WAIT_EVENT_PG_SLEEP 0x09000002$/enumerator WAIT_EVENT_PG_SLEEP 0x09000001/' \
-	"$layouts/16-waits.layout"
-check_contains "the 16 enumerator was planted" "$(cat "$layouts/16-waits.layout")" \
-	"WAIT_EVENT_PG_SLEEP 0x09000001"
-got=$(run_with "$(wrapper --layouts-dir "$layouts")" waits.sh "$LEG_16")
-check_eq "16: a wrong enumerator (PG_SLEEP) is caught by waits.sh on emb16 ($got)" "$(verdict "$got")" caught
+
+# The same kinds of defect where queries.sh sees them, which needs no
+# watchpoint: query-profile's buffer counts against EXPLAIN's.
+got=$(run_with "$(wrapper --layouts-dir "$layouts" --scripts-dir "$scripts")" queries.sh)
+check_eq "control: queries.sh passes with unchanged copies ($got)" "$(control_verdict "$got")" missed
+check_contains "control: it ran checks" "$got" " passed, 0 failed"
+# A wrong offset: blocks read counted from the blocks dirtied.
+planted_layout_caught 15-queries.layout 's/^member BufferUsage shared_blks_read 8 8$/member BufferUsage shared_blks_read 16 8/' \
+	"shared_blks_read 16 8" queries.sh "a wrong offset (shared_blks_read at 16)"
+# A wrong address: query-profile's buffer counts read from the WAL's.
+uses=$(grep -c '{{&pgBufferUsage}}' "$scripts/query-profile.bt" || true)
+check_eq "query-profile reads pgBufferUsage" "$((uses > 0))" 1
+sed -i 's/{{&pgBufferUsage}}/{{\&pgWalUsage}}/g' "$scripts/query-profile.bt"
+check_eq "the pgBufferUsage address was planted (uses left)" "$(grep -c '{{&pgBufferUsage}}' "$scripts/query-profile.bt")" 0
+got=$(run_with "$(wrapper --scripts-dir "$scripts")" queries.sh)
+check_eq "a wrong address (pgWalUsage for pgBufferUsage) is caught by queries.sh ($got)" "$(verdict "$got")" caught
+cp "$PGBT_ROOT/scripts/query-profile.bt" "$scripts/"
+
+# MAJOR on LEG, a build without DWARF whose layout is checked nowhere
+# else: the same offset and enumerator, planted in MAJOR's layout. SLEEP is
+# WAIT_EVENT_PG_SLEEP's code in MAJOR; the planted one is the code before.
+mutate_nodwarf() {
+	local major=$1 leg=$2 sleep=$3 build=${2%%/*} wrong got why
+	if why=$(pg_build_missing "$build"); then
+		skip "mutations of the $major layout on $build: $why"
+		return 0
+	fi
+	if [[ -n $XID_OID ]]; then
+		got=$(run_with "$(wrapper --layouts-dir "$layouts")" xid-oid.sh "$leg")
+		check_eq "$major control: xid-oid.sh passes on $build with unchanged copies ($got)" "$(control_verdict "$got")" missed
+		check_contains "$major control: it ran checks" "$got" " passed, 0 failed"
+		planted_layout_caught "$major.layout" 's/^member VariableCacheData nextXid 8 8$/member VariableCacheData nextXid 16 8/' \
+			"nextXid 16 8" xid-oid.sh "$major: a wrong offset (nextXid at 16)" "$leg"
+	else
+		skip "$major: a wrong offset, caught by xid-oid.sh on $build: $WATCHPOINTS_WHY"
+	fi
+	wrong=$(printf '0x%08x' $((sleep - 1)))
+	planted_layout_caught "$major-waits.layout" "s/^enumerator WAIT_EVENT_PG_SLEEP $sleep\$/enumerator WAIT_EVENT_PG_SLEEP $wrong/" \
+		"WAIT_EVENT_PG_SLEEP $wrong" waits.sh "$major: a wrong enumerator (PG_SLEEP)" "$leg"
+}
+
+mutate_nodwarf 16 emb16/system 0x09000002
+mutate_nodwarf 14 emb14/system 0x09000001
 e2e_done

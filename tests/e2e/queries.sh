@@ -27,11 +27,17 @@
 #     pg_backend_pid() and pg_sleep(0.3): exactly 2N + 2 executions and
 #     N + 3 calls of each other phase; the sleep's line has ~300 ms in
 #     execute.
+#   - query-profile's CPU time: a count over generate_series between two
+#     reads of the backend's /proc/self/schedstat: ON_MS is the CPU time
+#     the kernel counted, "(runnable)" its run-queue wait, their sum
+#     EXPLAIN ANALYZE's execution time; pg_sleep(0.3) is ~300 ms in
+#     Timeout:PgSleep; by=queryid keys the statements by the query_id
+#     pg_stat_activity shows (compute_query_id = on), with their text.
 #   - sorts: an ORDER BY with work_mem=64kB and one with 4MB (no parallel
 #     workers): their lines
 #     say disk and memory with the kB that EXPLAIN ANALYZE's "Sort
-#     Method" shows; builds without the USDT probes refuse it (one line
-#     on stderr, nothing on stdout) and the check is skipped by name.
+#     Method" shows, through USDT where the build has the probes, else
+#     (emb16) through uprobes on tuplesort_*.
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
 
@@ -63,10 +69,23 @@ explain_figures() {
 }
 
 # The same figures of the statements of PID in query-profile's FILE, in
-# order (TIME PID MS HIT READ DIRTY WRITE TMP_R TMP_W WAL_REC WAL_FPI
-# WAL_BYTES TEXT).
+# order (TIME PID MS ON_MS OFF_MS HIT READ DIRTY WRITE TMP_R TMP_W WAL_REC
+# WAL_FPI WAL_BYTES TEXT; a wait event's line has "off-CPU" as MS).
 profile_figures() {
-	awk -v p="$2" '$1 ~ /^[0-9][0-9]:/ && $2 == p { print $4, $5, $6, $7, $10, $12 }' "$1"
+	awk -v p="$2" '$1 ~ /^[0-9][0-9]:/ && $2 == p && $3 ~ /^[0-9]/ { print $6, $7, $8, $9, $12, $14 }' "$1"
+}
+
+# Field F of query-profile's line in FILE for the statement whose text
+# starts with TEXT (its first 20 bytes).
+profile_field() {
+	awk -v t="${3:0:20}" -v f="$2" '$1 ~ /^[0-9][0-9]:/ && $3 ~ /^[0-9]/ && index($0, t) { print $f }' "$1"
+}
+
+# The off-CPU milliseconds under wait event EVENT of the statement of FILE
+# whose text starts with TEXT: the event lines follow its line.
+profile_wait() {
+	awk -v t="${3:0:20}" -v e="$2" '$1 ~ /^[0-9][0-9]:/ && $3 ~ /^[0-9]/ { on = index($0, t) > 0; next }
+		on && $3 == "off-CPU" && $4 == e { print $5 }' "$1"
 }
 
 # Calls counted in histogram @us_by_phase[PHASE] of FILE.
@@ -109,12 +128,6 @@ test_phases() {
 test_sorts() {
 	local rc=0 out=$E2E_TMP/so.out
 	"$PGBT_GEN" -p "$CL_PID" sorts >"$E2E_TMP/so.bt" 2>"$E2E_TMP/so.err" || rc=$?
-	if ! readelf -n "$CL_BIN/postgres" 2>/dev/null | grep -q 'Name: sort__start'; then
-		check_eq "$LEG: sorts refused without USDT, one line, nothing on stdout" \
-			"$rc $(wc -l <"$E2E_TMP/so.err") $(wc -c <"$E2E_TMP/so.bt")" "1 1 0"
-		skip "$LEG: sorts: this build has no USDT probes"
-		return 0
-	fi
 	check_eq "$LEG: sorts renders ($(head -c 300 "$E2E_TMP/so.err"))" "$rc" 0
 	((rc == 0)) || return 0
 	BT_STRLEN=64 bt_start "$E2E_TMP/so.bt" "$out" || return 0
@@ -135,6 +148,10 @@ test_sorts() {
 		"$(awk '$1 ~ /^[0-9][0-9]:/ { print $6, $7 }' "$out" | paste -sd' ')" "$want"
 	check_eq "$LEG: sorts: work_mem at their start" \
 		"$(awk '$1 ~ /^[0-9][0-9]:/ { print $5 }' "$out" | paste -sd' ')" "64 4096"
+	# USDT where the build has the probes, else uprobes on tuplesort_*
+	local how="uprobes on tuplesort_begin_*, tuplesort_end"
+	readelf -n "$CL_BIN/postgres" 2>/dev/null | grep -q 'Name: sort__start' && how="USDT sort__start/done"
+	check_contains "$LEG: sorts: the mechanism the build allows" "$(head -n 3 "$out")" "through $how."
 	check_empty "$LEG: sorts: no warnings" "$(bt_problems "$out")"
 }
 
@@ -171,6 +188,76 @@ test_profile() {
 		"$(sed -n 6p <<<"$profile")" "$(sed -n 4p <<<"$explain")"
 	check_eq "$LEG: query-profile: the INSERT's WAL records" "$(sed -n 6p <<<"$profile" | awk '{ print $5 }')" 1000
 	check_empty "$LEG: query-profile: no warnings" "$(bt_problems "$qp")"
+	test_profile_cpu
+}
+
+# query-profile's time on and off CPU against what the backend itself
+# reads from the kernel (/proc/self/schedstat: time on CPU, time waiting
+# on a run queue) around a statement that burns CPU, and against EXPLAIN
+# ANALYZE's execution time; a pg_sleep(0.3) in Timeout:PgSleep; by=queryid
+# keyed by what pg_stat_activity.query_id shows (compute_query_id = on).
+test_profile_cpu() {
+	local rc=0 out=$E2E_TMP/qpc.out outq=$E2E_TMP/qpq.out sql=$E2E_TMP/qpc.sql
+	"$PGBT_GEN" -p "$CL_PID" query-profile min_ms=0 >"$E2E_TMP/qpc.bt" 2>"$E2E_TMP/qpc.err" || rc=$?
+	"$PGBT_GEN" -p "$CL_PID" query-profile min_ms=0 by=queryid >"$E2E_TMP/qpq.bt" 2>>"$E2E_TMP/qpc.err" || rc=$?
+	check_eq "$LEG: query-profile by=statement and by=queryid render ($(head -c 300 "$E2E_TMP/qpc.err"))" "$rc" 0
+	((rc == 0)) || return 0
+	BT_STRLEN=64 bt_start "$E2E_TMP/qpc.bt" "$out" || return 0
+	local bt1=$BT_PID
+	BT_STRLEN=64 bt_start "$E2E_TMP/qpq.bt" "$outq" || { bt_stop "$bt1"; return 0; }
+	local bt2=$BT_PID
+	local burn="explain (analyze, timing off) select count(*) from generate_series(1, 2000000)"
+	local nap="select pg_sleep(0.3) /* qp-sleep */"
+	local qid="select query_id from pg_stat_activity where pid = pg_backend_pid()"
+	cl_run psql -X -q -At >"$sql" <<-SQL
+	set work_mem = '256MB';
+	set compute_query_id = on;
+	select pg_read_file('/proc/self/schedstat');
+	$burn;
+	select pg_read_file('/proc/self/schedstat');
+	$nap;
+	$qid;
+	SQL
+	sleep 0.3
+	bt_stop "$bt1"; bt_stop "$bt2"
+	# the two schedstat lines ("on-CPU-ns run-queue-ns slices"), the plan,
+	# the query ID
+	local s0 s1 exec_ms qid_got
+	s0=$(grep -m1 -E '^[0-9]+ [0-9]+ [0-9]+$' "$sql")
+	s1=$(grep -E '^[0-9]+ [0-9]+ [0-9]+$' "$sql" | sed -n 2p)
+	exec_ms=$(sed -n 's/^Execution Time: \([0-9.]*\) ms$/\1/p' "$sql")
+	qid_got=$(tail -n 1 "$sql")
+	local on_ms off_ms ms runq_ms kernel_on kernel_runq unseen
+	on_ms=$(profile_field "$out" 4 "$burn")
+	off_ms=$(profile_field "$out" 5 "$burn")
+	ms=$(profile_field "$out" 3 "$burn")
+	runq_ms=$(profile_wait "$out" "(runnable)" "$burn")
+	kernel_on=$(awk -v a="${s0%% *}" -v b="${s1%% *}" 'BEGIN { printf "%.3f", (b - a) / 1e6 }')
+	kernel_runq=$(awk -v a="$(cut -d' ' -f2 <<<"$s0")" -v b="$(cut -d' ' -f2 <<<"$s1")" \
+		'BEGIN { printf "%.3f", (b - a) / 1e6 }')
+	# switches the kernel did not show (other tracers' programs running on
+	# that CPU) leave time "(unseen)", on CPU or not: allowed for
+	unseen=$(profile_wait "$out" "(unseen)" "$burn")
+	# between the two reads: the burn, and the ends of the reads (< 2 ms)
+	check_near "$LEG: query-profile: a CPU-bound statement's ON_MS, as the kernel counted its CPU time" \
+		"${on_ms:-0}" "$kernel_on" "$(awk -v k="$kernel_on" -v u="${unseen:-0}" 'BEGIN { print 2 + k * 0.02 + u }')"
+	check_near "$LEG: query-profile: its time runnable, as the kernel counted its run-queue wait" \
+		"${runq_ms:-0}" "$kernel_runq" "$(awk -v k="$kernel_runq" -v u="${unseen:-0}" 'BEGIN { print 2 + k * 0.02 + u }')"
+	check_near "$LEG: query-profile: its ON_MS + time runnable, near EXPLAIN ANALYZE's execution time" \
+		"$(awk -v a="${on_ms:-0}" -v b="${runq_ms:-0}" 'BEGIN { printf "%.3f", a + b }')" "$exec_ms" \
+		"$(awk -v e="$exec_ms" -v u="${unseen:-0}" 'BEGIN { print 10 + e * 0.03 + u }')"
+	check_near "$LEG: query-profile: ON_MS + OFF_MS = MS" \
+		"$(awk -v a="${on_ms:-0}" -v b="${off_ms:-0}" 'BEGIN { printf "%.3f", a + b }')" "${ms:-x}" 0.002
+	check_near "$LEG: query-profile: the sleep's off-CPU time in Timeout:PgSleep" \
+		"$(profile_wait "$out" Timeout:PgSleep "$nap")" 305 25
+	check_eq "$LEG: query-profile by=queryid: pg_stat_activity's query_id, its text, once" \
+		"$(grep -E "^@(calls|query)\[$qid_got\]: " "$outq" | sort | paste -sd'|')" \
+		"@calls[$qid_got]: 1|@query[$qid_got]: ${qid:0:63}"
+	local sleep_id
+	sleep_id=$(awk -v t="$nap" 'index($0, "]: " t) { sub(/^@query\[/, ""); sub(/\].*/, ""); print }' "$outq")
+	check_near "$LEG: query-profile by=queryid: the sleep's Timeout:PgSleep (us)" \
+		"$(bt_map "$outq" off_cpu_us "${sleep_id:-x}, Timeout:PgSleep")" 305000 25000
+	check_empty "$LEG: query-profile (CPU): no warnings" "$(bt_problems "$out" "$outq")"
 }
 
 # Sum of the counts in histogram @MAP[KEY] of FILE.
@@ -207,8 +294,8 @@ test_leg() {
 
 	local ql=$E2E_TMP/ql.out sq=$E2E_TMP/sq.out sqj=$E2E_TMP/sqj.out
 	# Strings at bpftrace's default size: 64 bytes before 0.20 (a larger
-	# size overflows slow-queries' BPF stack, as its header says), up to
-	# 1024 after.
+	# size overflows slow-queries' BPF stack, as its documentation says),
+	# up to 1024 after.
 	local strlen=64
 	[[ $("$PGBT_BPFTRACE" --version) =~ v0\.([0-9]+) ]] && ((BASH_REMATCH[1] >= 20)) && strlen=1024
 	BT_STRLEN=$strlen bt_start "$E2E_TMP/ql.bt" "$ql" || { cluster_stop; return 0; }
@@ -275,7 +362,7 @@ print(n)' 2>&1)" "$(grep -c '^{' "$sqj")"
 	cluster_stop
 }
 
-for leg in $(e2e_legs_checked all); do
+for leg in $(e2e_legs_checked each); do
 	leg_use "$leg" && test_leg
 done
 e2e_done

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # A script never counts for a server that is gone: xid-rate, waits,
-# lock-waits and query-latency, attached to a server, stop by themselves
+# lock-waits, query-latency, wal and run-queue (one of each kind of probe:
+# watchpoint, sched tracepoint, USDT/uprobes, uretprobes, interval),
+# attached to a server, stop by themselves
 # with one line saying why when the server restarts (pg_ctl restart), when
 # it starts afresh after a backend crashed (the postmaster stays, its
 # shared memory does not), and when a container's server stops. Nothing
@@ -8,7 +10,7 @@
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
 
-SCRIPTS="xid-rate waits lock-waits query-latency"
+SCRIPTS="xid-rate waits lock-waits query-latency wal run-queue"
 
 # Starts every script of $SCRIPTS against the current cluster; their
 # bpftrace PIDs in BTS (name -> PID).

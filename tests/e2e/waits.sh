@@ -9,14 +9,14 @@
 # pg_stat_activity first shows them waiting to A's release.)
 #   A: idle in its transaction meanwhile        Client:ClientRead
 # waits (by backend), waits-by-query (by query text) and offcpu-stacks (by
-# stack, folded as its header says) must all show them; so must waits
+# stack, folded as its documentation says) must all show them; so must waits
 # per_backend=off in its totals (with no per-backend map) and waits
 # interval=1 summed over its reports (each wait in the one report of the
 # second it ended in). Also: the wait-event layouts match the DWARF of the
 # debug builds.
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
-source "$(dirname "$0")/../lib/lock-sessions.sh"    # render, waiting_pid, psa_wait
+source "$(dirname "$0")/../lib/lock-sessions.sh"    # render, waiting_pid, psa_wait, wait_span
 
 TOL_MS=100
 
@@ -120,6 +120,7 @@ test_leg() {
 	wait "$s_bg" || true
 
 	# B: blocked on A's row lock for 700 ms.
+	local t_launch=$EPOCHREALTIME
 	pgbt_bg cl_psql -c "update wt set v = v + 1 where id = 1 /* waits-e2e */"
 	local b_bg=$BG_PID b_pid
 	b_pid=$(waiting_pid "update wt set v = v + 1 where id = 1 /* waits-e2e */")
@@ -129,11 +130,14 @@ test_leg() {
 	check_eq "$LEG: pg_stat_activity names idle A's wait" "$(psa_wait "$a_pid" Client:ClientRead)" Client:ClientRead
 	sleep 0.7
 	echo "commit;" >&$afd
-	# B waited from a little before t0 (one poll) to the commit.
-	local b_ms=$(( (${EPOCHREALTIME/./} - ${t0/./}) / 1000 ))
+	# B waited from between its launch and t0 (when a poll saw it waiting)
+	# to the commit: the middle of that span, give or take half of it.
+	local b_ms b_tol
+	read -r b_ms b_tol < <(wait_span "$t_launch" "$t0")
 	wait "$b_bg" || true
 
 	# C: blocked on A's advisory lock (session level, kept after commit) for 400 ms.
+	t_launch=$EPOCHREALTIME
 	pgbt_bg cl_psql -c "select pg_advisory_lock(42) /* waits-e2e */"
 	local c_bg=$BG_PID c_pid
 	c_pid=$(waiting_pid "select pg_advisory_lock(42) /* waits-e2e */")
@@ -142,7 +146,8 @@ test_leg() {
 	c_qid=$(query_id "$c_pid")
 	sleep 0.4
 	echo "select pg_advisory_unlock(42);" >&$afd
-	local c_ms=$(( (${EPOCHREALTIME/./} - ${t0/./}) / 1000 ))
+	local c_ms c_tol
+	read -r c_ms c_tol < <(wait_span "$t_launch" "$t0")
 	wait "$c_bg" || true
 	exec {afd}>&-
 	wait "$a_bg" || true
@@ -152,8 +157,8 @@ test_leg() {
 
 	local out=$E2E_TMP/waits.out
 	check_near "$LEG: S: ms in Timeout:PgSleep" "$(ms_of @wait_us_by_pid "$out" "$s_pid" Timeout:PgSleep)" 500 "$TOL_MS"
-	check_near "$LEG: B: ms in Lock:transactionid" "$(ms_of @wait_us_by_pid "$out" "$b_pid" Lock:transactionid)" "$b_ms" "$TOL_MS"
-	check_near "$LEG: C: ms in Lock:advisory" "$(ms_of @wait_us_by_pid "$out" "$c_pid" Lock:advisory)" "$c_ms" "$TOL_MS"
+	check_near "$LEG: B: ms in Lock:transactionid" "$(ms_of @wait_us_by_pid "$out" "$b_pid" Lock:transactionid)" "$b_ms" "$b_tol"
+	check_near "$LEG: C: ms in Lock:advisory" "$(ms_of @wait_us_by_pid "$out" "$c_pid" Lock:advisory)" "$c_ms" "$c_tol"
 	# A sat idle in its transaction through B's 700 ms and C's 400 ms.
 	local a_idle
 	a_idle=$(ms_of @wait_us_by_pid "$out" "$a_pid" Client:ClientRead)
@@ -168,8 +173,8 @@ test_leg() {
 	# backend at the end.
 	local on=$out off=$E2E_TMP/waits-nopid.out
 	check_near "$LEG: per_backend=off: ms in Timeout:PgSleep" "$(total_ms "$off" Timeout:PgSleep)" 500 "$TOL_MS"
-	check_near "$LEG: per_backend=off: ms in Lock:transactionid" "$(total_ms "$off" Lock:transactionid)" "$b_ms" "$TOL_MS"
-	check_near "$LEG: per_backend=off: ms in Lock:advisory" "$(total_ms "$off" Lock:advisory)" "$c_ms" "$TOL_MS"
+	check_near "$LEG: per_backend=off: ms in Lock:transactionid" "$(total_ms "$off" Lock:transactionid)" "$b_ms" "$b_tol"
+	check_near "$LEG: per_backend=off: ms in Lock:advisory" "$(total_ms "$off" Lock:advisory)" "$c_ms" "$c_tol"
 	check_near "$LEG: per_backend=off and on agree on Timeout:PgSleep (ms)" \
 		"$(total_ms "$off" Timeout:PgSleep)" "$(total_ms "$on" Timeout:PgSleep)" 5
 	check_near "$LEG: per_backend=off and on agree on Lock:transactionid (ms)" \
@@ -187,8 +192,8 @@ test_leg() {
 		"$(awk '/wait events in the last 1 s/ { n++ } /wait events since the last report/ { e++ }
 			END { print (n >= 2 ? "several" : n + 0), e + 0 }' "$iv")" "several 1"
 	check_near "$LEG: interval=1: ms in Timeout:PgSleep, all reports" "$(total_ms "$iv" Timeout:PgSleep)" 500 "$TOL_MS"
-	check_near "$LEG: interval=1: ms in Lock:transactionid, all reports" "$(total_ms "$iv" Lock:transactionid)" "$b_ms" "$TOL_MS"
-	check_near "$LEG: interval=1: ms in Lock:advisory, all reports" "$(total_ms "$iv" Lock:advisory)" "$c_ms" "$TOL_MS"
+	check_near "$LEG: interval=1: ms in Lock:transactionid, all reports" "$(total_ms "$iv" Lock:transactionid)" "$b_ms" "$b_tol"
+	check_near "$LEG: interval=1: ms in Lock:advisory, all reports" "$(total_ms "$iv" Lock:advisory)" "$c_ms" "$c_tol"
 	check_near "$LEG: interval=1: S's ms by backend, all reports" "$(ms_of @wait_us_by_pid "$iv" "$s_pid" Timeout:PgSleep)" 500 "$TOL_MS"
 	check_empty "$LEG: interval=1: no bpftrace errors" "$(bt_problems "$iv")"
 
@@ -201,29 +206,30 @@ test_leg() {
 		check_near "$LEG: $f: pg_sleep's ms in Timeout:PgSleep" \
 			"$(query_ms "$out" "select pg_sleep(0.5) /* waits-e2e */" Timeout:PgSleep)" 500 "$TOL_MS"
 		check_near "$LEG: $f: the blocked UPDATE's ms in Lock:transactionid" \
-			"$(query_ms "$out" "update wt set v = v + 1 where id = 1 /* waits-e2e */" Lock:transactionid)" "$b_ms" "$TOL_MS"
+			"$(query_ms "$out" "update wt set v = v + 1 where id = 1 /* waits-e2e */" Lock:transactionid)" "$b_ms" "$b_tol"
 		check_near "$LEG: $f: pg_advisory_lock's ms in Lock:advisory" \
-			"$(query_ms "$out" "select pg_advisory_lock(42) /* waits-e2e */" Lock:advisory)" "$c_ms" "$TOL_MS"
+			"$(query_ms "$out" "select pg_advisory_lock(42) /* waits-e2e */" Lock:advisory)" "$c_ms" "$c_tol"
 	done
 	out=$E2E_TMP/waits-by-queryid.out
 	check_near "$LEG: by queryid: S's ms in Timeout:PgSleep" "$(id_ms "$out" "$s_qid" Timeout:PgSleep)" 500 "$TOL_MS"
-	check_near "$LEG: by queryid: B's ms in Lock:transactionid" "$(id_ms "$out" "$b_qid" Lock:transactionid)" "$b_ms" "$TOL_MS"
-	check_near "$LEG: by queryid: C's ms in Lock:advisory" "$(id_ms "$out" "$c_qid" Lock:advisory)" "$c_ms" "$TOL_MS"
+	check_near "$LEG: by queryid: B's ms in Lock:transactionid" "$(id_ms "$out" "$b_qid" Lock:transactionid)" "$b_ms" "$b_tol"
+	check_near "$LEG: by queryid: C's ms in Lock:advisory" "$(id_ms "$out" "$c_qid" Lock:advisory)" "$c_ms" "$c_tol"
 	for f in waits-by-query waits-by-query-64 waits-by-queryid; do
 		check_empty "$LEG: $f: no bpftrace errors" \
 			"$(bt_problems "$E2E_TMP/$f.out")"
 	done
 
-	# offcpu-stacks, folded by the awk its header gives: only S slept in
-	# pg_sleep, only B waited for a transaction, only C for an advisory lock.
+	# offcpu-stacks, folded by the awk its documentation gives: only S
+	# slept in pg_sleep, only B waited for a transaction, only C for an
+	# advisory lock.
 	local fold
-	fold=$(sed -n '/^ \*   awk/,/offcpu.txt |$/p' "$E2E_TMP/offcpu-stacks.bt" | sed -e 's/^ \*  *//')
+	fold=$(sed -n '/^awk/,/offcpu.txt |$/p' "$PGBT_ROOT/docs/scripts/offcpu-stacks.md")
 	fold=${fold#*\'}    # the program between awk's quotes
 	fold=${fold%\'*}
 	awk "$fold" "$E2E_TMP/offcpu-stacks.out" >"$E2E_TMP/folded"
 	check_near "$LEG: folded stacks: ms under Timeout:PgSleep" "$(folded_ms Timeout:PgSleep)" 500 "$TOL_MS"
-	check_near "$LEG: folded stacks: ms under Lock:transactionid" "$(folded_ms Lock:transactionid)" "$b_ms" "$TOL_MS"
-	check_near "$LEG: folded stacks: ms under Lock:advisory" "$(folded_ms Lock:advisory)" "$c_ms" "$TOL_MS"
+	check_near "$LEG: folded stacks: ms under Lock:transactionid" "$(folded_ms Lock:transactionid)" "$b_ms" "$b_tol"
+	check_near "$LEG: folded stacks: ms under Lock:advisory" "$(folded_ms Lock:advisory)" "$c_ms" "$c_tol"
 	cluster_stop
 }
 

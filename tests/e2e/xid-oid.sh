@@ -7,21 +7,30 @@
 # pg_backend_pid() gave it, each event carrying the XID it was given plus
 # one; session B creates N tables, which must show N XIDs and exactly the
 # OIDs the catalogs gave them. Also: a restart of the server ends the
-# scripts with a line saying so, instead of counting on.
+# scripts with a line saying so, instead of counting on. On the builds
+# with debug info (15-debug, 18), once more with every type fact taken
+# from gdb (--resolver gdb): the same exact figures.
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
 
 K=40   # XIDs burnt by session A
 N=12   # tables created by session B
+RENDER_FLAGS=()   # more pgbt-gen options for every rendering
 
 # Renders SCRIPT for the current cluster into $E2E_TMP/SCRIPT.bt.
 render() {
 	local script=$1; shift
 	local out=$E2E_TMP/$script.bt rc=0
-	"$PGBT_GEN" "$@" "$script" >"$out" 2>"$E2E_TMP/$script.err" || rc=$?
+	"$PGBT_GEN" "${RENDER_FLAGS[@]}" "$@" "$script" >"$out" 2>"$E2E_TMP/$script.err" || rc=$?
 	check_eq "$LEG: $script renders ($(head -c 300 "$E2E_TMP/$script.err"))" "$rc" 0
 	check_contains "$LEG: $script provenance names the postmaster" \
 		"$(cat "$out")" "// postmaster: PID $CL_PID"
+	if [[ ${RENDER_FLAGS[*]} == "--resolver gdb" && $script == xid-rate ]]; then
+		check_contains "$LEG: $script: its types from gdb" \
+			"$(grep '^// types:' "$out")" "(--resolver gdb): "
+		check_contains "$LEG: $script: its offset from gdb" \
+			"$(cat "$out")" "Data.nextXid at offset 8, size 8 (gdb)"
+	fi
 }
 
 # Sum of "@MAP[PID]: n" lines in FILE (over every interval printed).
@@ -118,6 +127,25 @@ test_leg() {
 }
 
 for leg in $(e2e_legs_checked all); do
+	if ! watchpoints_fire; then
+		E2E_LEGS_USED=1   # a leg seen, and skipped by name
+		skip "$leg: xid-rate, xid-events, oid-consumers: $WATCHPOINTS_WHY"
+		continue
+	fi
 	leg_use "$leg" && test_leg
 done
+# --resolver gdb on the builds with debug info, once each.
+RENDER_FLAGS=(--resolver gdb)
+gdb_legs=0
+for leg in $(e2e_legs each); do
+	[[ ${leg%%/*} == 15-debug || ${leg%%/*} == 18 ]] || continue
+	gdb_legs=$((gdb_legs + 1))
+	if ! watchpoints_fire; then
+		E2E_LEGS_USED=1
+		skip "$leg --resolver gdb: xid-rate, xid-events, oid-consumers: $WATCHPOINTS_WHY"
+		continue
+	fi
+	leg_use "$leg" && LEG+=" --resolver gdb" && test_leg
+done
+((gdb_legs)) || skip "--resolver gdb: no leg of 15-debug or 18 in this run's legs"
 e2e_done

@@ -25,6 +25,9 @@
 #                                        (.symtab, no DWARF, no USDT; no
 #                                        psql: clients are Debian's 15)
 #                                        (embedded-postgres.sh 16)
+#                              emb14     the same package's 14, in
+#                                        .../embedded-pg14/bin
+#                                        (embedded-postgres.sh 14)
 #                            ($PGBT_CACHE defaults to /var/cache/pgbt). A
 #                            missing build is an error.
 #   pg_build_missing BUILD   print why BUILD cannot run here (not built,
@@ -37,6 +40,10 @@
 #                            CL_NAME CL_MAJOR (numeric) CL_BIN CL_DIR (temp
 #                            dir) CL_DATA CL_PORT CL_SOCK (socket dir) CL_PID
 #                            (postmaster) CL_LOG (server log).
+#                            PGBT_CL_SHM_SIZE=SIZE (e.g. 128k): the server runs
+#                            in its own mount namespace with a tmpfs of SIZE
+#                            on /dev/shm, like a container's small /dev/shm
+#                            (Docker's is 64 MB unless told otherwise).
 #   cluster_use NAME         make NAME current (sets CL_*).
 #   cluster_stop [NAME]      immediate stop, wait until every process of the
 #                            data dir is gone, remove the temp dir. Default:
@@ -107,7 +114,7 @@ _pgbt_build_where() {
 pg_bindir() {
 	local v=${1:?usage: pg_bindir BUILD} _bin _marker _setup
 	if ! _pgbt_build_where "$v"; then
-		echo "pg_bindir: '$v' is not a PostgreSQL build (want 15, 15-debug, 17, 18, 18-waitprobes, ct17, emb16)" >&2
+		echo "pg_bindir: '$v' is not a PostgreSQL build (want 15, 15-debug, 17, 18, 18-waitprobes, ct17, emb16, emb14)" >&2
 		return 2
 	fi
 	if [[ ! -x $_bin/postgres ]]; then
@@ -169,7 +176,7 @@ _pgbt_cl_load() {
 	CL_SOCK=$CL_DIR
 	CL_LOG=$CL_DIR/server.log
 	# A container's own programs need its libraries, and a build may ship
-	# no clients (emb16): clients run the host's.
+	# no clients (emb16, emb14): clients run the host's.
 	CL_CLIENT_BIN=$CL_BIN
 	[[ -n $CL_ROOT || ! -x $CL_BIN/psql ]] && CL_CLIENT_BIN=$(pg_bindir 15)
 	return 0
@@ -185,14 +192,21 @@ _pgbt_cl_clear
 # path by chdir'ing and warn when they cannot get back to root's cwd.
 # setpriv execs the command itself, so signals reach it directly; runuser
 # (the fallback) stays as its parent and answers SIGTERM with "Session
-# terminated" and a 2 s grace period.
+# terminated" and a 2 s grace period. --shm SIZE: in a mount namespace of
+# its own with a tmpfs of SIZE on /dev/shm (see PGBT_CL_SHM_SIZE).
 _pgbt_as_postgres() {
+	local ns=()
+	if [[ $1 == --shm ]]; then
+		ns=(unshare --mount --propagation private -- sh -c \
+			'mount -t tmpfs -o size="$1" tmpfs /dev/shm && shift && exec "$@"' _ "$2")
+		shift 2
+	fi
 	local dir=$1; shift
 	if command -v setpriv >/dev/null; then
 		(cd "$dir" && _pgbt_close_lock && HOME=$_PGBT_PG_HOME USER=postgres LOGNAME=postgres \
-			exec setpriv --reuid=postgres --regid=postgres --init-groups -- "$@")
+			exec "${ns[@]}" setpriv --reuid=postgres --regid=postgres --init-groups -- "$@")
 	else
-		(cd "$dir" && _pgbt_close_lock && exec runuser -u postgres -- "$@")
+		(cd "$dir" && _pgbt_close_lock && exec "${ns[@]}" runuser -u postgres -- "$@")
 	fi
 }
 
@@ -279,7 +293,8 @@ cluster_start() {
 
 	local pid
 	if [[ $root == - ]]; then
-		if ! _pgbt_as_postgres "$dir" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+		if ! _pgbt_as_postgres ${PGBT_CL_SHM_SIZE:+--shm "$PGBT_CL_SHM_SIZE"} "$dir" \
+			"$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
 			start >"$dir/pg_ctl.log" 2>&1; then
 			echo "cluster_start: PostgreSQL $v in $dir/data did not start:" >&2
 			tail -n 20 "$dir/pg_ctl.log" "$dir/server.log" >&2 2>/dev/null || true
@@ -323,9 +338,10 @@ _pgbt_cl_exec() {
 _pgbt_ct_start() {
 	local root=$1 dir=$2 inside=$3 bin=$4 port=$5 i pm=
 	mkdir -p "$root/.pgbt-oldroot"
-	pgbt_bg unshare --mount --propagation private --pid --fork --kill-child sh -c '
+	PGBT_CL_SHM_SIZE=${PGBT_CL_SHM_SIZE:-} pgbt_bg unshare --mount --propagation private --pid --fork --kill-child sh -c '
 		root=$1 ids=$2; shift 2
-		mount --bind "$root" "$root" && mount -t proc proc "$root/proc" && cd "$root" &&
+		mount --bind "$root" "$root" && mount -t proc proc "$root/proc" &&
+		{ [ -z "$PGBT_CL_SHM_SIZE" ] || mount -t tmpfs -o size="$PGBT_CL_SHM_SIZE" tmpfs "$root/dev/shm"; } && cd "$root" &&
 		pivot_root . .pgbt-oldroot && umount -l /.pgbt-oldroot &&
 		exec chroot --userspec="$ids" / env -i PATH=/usr/bin:/bin LANG=C.UTF-8 "$@"' \
 		_ "$root" "$(_pgbt_ct_ids "$root")" "${bin#"$root"}/postgres" -D "$inside/data" \

@@ -29,7 +29,7 @@
 #                            here (a build not installed...) is skipped:
 #                            skip says why, and leg_use returns 1.
 #   PGBT_E2E_BUILDS          builds for e2e_legs (default "15 15-debug 17 18
-#                            ct17 emb16"); PGBT_E2E_BPFTRACES: bpftraces (default
+#                            ct17 emb16 emb14"); PGBT_E2E_BPFTRACES: bpftraces (default
 #                            "system trixie": /usr/bin's and Debian 13's).
 #
 #   pass MSG / fail MSG      count a result; fail prints "FAIL: MSG" to stderr.
@@ -62,6 +62,20 @@
 #                            The wait grows with the probes attached (see
 #                            bt_stop); the failure says how long it waited
 #                            and what bpftrace was doing.
+#   wait_sql SQL [WANT]      waits up to 30 s for SQL (cl_psql, the current
+#                            cluster) to print WANT (default 1); returns 1
+#                            if it never does.
+#   bt_map FILE MAP [KEYS]   the value of @MAP[KEYS] (of @MAP without KEYS)
+#                            in bpftrace output FILE, as last printed; KEYS
+#                            as bpftrace prints them ("other, 4211, read").
+#   bt_compile FILE          what bpftrace ($PGBT_BPFTRACE) says compiling
+#                            FILE (--test codegen: nothing is attached),
+#                            RLIMIT_MEMLOCK's warning aside: empty when it
+#                            compiles without a word.
+#   jobs_run CMD...          CMD in the background, at most two at once
+#                            (waits for a slot first): for CPU-bound work
+#                            that times nothing, such as compilations.
+#   jobs_wait                waits for every job of jobs_run.
 #   E2E_TMP                  a scratch dir for this test (mode 755, so postgres
 #                            can read files in it), removed at exit unless
 #                            PGBT_KEEP_TMP=1.
@@ -79,10 +93,26 @@ pgbt_take_machine_lock
 set -Eeuo pipefail    # -E: the ERR trap below also sees failures in functions
 
 : "${PGBT_GEN:=$PGBT_ROOT/build/pgbt-gen}"
-: "${PGBT_E2E_BUILDS:=15 15-debug 17 18 ct17 emb16}"
+: "${PGBT_E2E_BUILDS:=15 15-debug 17 18 ct17 emb16 emb14}"
 : "${PGBT_E2E_BPFTRACES:=system trixie}"
 : "${PGBT_BPFTRACE:=bpftrace}"
 export PGBT_GEN PGBT_E2E_BUILDS PGBT_E2E_BPFTRACES PGBT_BPFTRACE
+# Scripts on hardware watchpoints render whether or not this machine's
+# watchpoints fire (tests read and compile them); a test that counts with
+# one asks watchpoints_fire first and skips, by name, where they do not.
+export PGBT_WATCHPOINT_CHECK=off
+
+# True if hardware watchpoints fire on this machine (pgbt-gen's own test,
+# made once per test file); else WATCHPOINTS_WHY says why not.
+watchpoints_fire() {
+	if [[ -z ${_WATCHPOINTS_TESTED:-} ]]; then
+		WATCHPOINTS_WHY=$(PGBT_WATCHPOINT_CHECK= "$PGBT_GEN" check-watchpoints 2>&1 >/dev/null) &&
+			WATCHPOINTS_WHY=
+		WATCHPOINTS_WHY=${WATCHPOINTS_WHY#pgbt-gen: }
+		_WATCHPOINTS_TESTED=1
+	fi
+	[[ -z $WATCHPOINTS_WHY ]]
+}
 
 declare -g E2E_PASSED=0 E2E_FAILED=0 E2E_SKIPPED=0 E2E_DONE= E2E_ERR= BT_PID=
 declare -g LEG= LEG_BUILD= LEG_BT= E2E_LEGS_USED=
@@ -370,6 +400,30 @@ bt_stop() {
 	return 0
 }
 
+bt_compile() {
+	timeout 60 "$PGBT_BPFTRACE" --test codegen "$1" 2>&1 | grep -v RLIMIT_MEMLOCK || true
+}
+
+# Job slots: two, for this VM's two CPUs.
+declare -ga E2E_JOBS=()
+jobs_run() {
+	if ((${#E2E_JOBS[@]} >= 2)); then
+		wait -n "${E2E_JOBS[@]}" 2>/dev/null || true
+		local pid alive=()
+		for pid in "${E2E_JOBS[@]}"; do
+			kill -0 "$pid" 2>/dev/null && alive+=("$pid")
+		done
+		E2E_JOBS=("${alive[@]}")
+	fi
+	"$@" </dev/null &
+	E2E_JOBS+=("$!")
+}
+
+jobs_wait() {
+	((${#E2E_JOBS[@]} == 0)) || wait "${E2E_JOBS[@]}" 2>/dev/null || true
+	E2E_JOBS=()
+}
+
 # The first failing command of the test itself (not of a $(...) subshell,
 # whose failure reaches here through the command that used it).
 _e2e_on_err() {
@@ -401,3 +455,16 @@ _e2e_exit_hook() {
 	PGBT_EXIT_STATUS=1
 }
 pgbt_on_exit _e2e_exit_hook
+
+wait_sql() {
+	local sql=$1 want=${2:-1} i
+	for ((i = 0; i < 300; i++)); do
+		[[ $(cl_psql -c "$sql") == "$want" ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+bt_map() {
+	awk -v k="@$2${3:+[$3]}:" 'index($0, k) == 1 { v = $NF } END { print v }' "$1"
+}

@@ -102,3 +102,12 @@ stage_deadlock() {
 	DEADLOCK_E=$(head -n1 "$E2E_TMP/e.out")
 	check_contains "$LEG: E was the deadlock victim" "$(cat "$E2E_TMP/e.out")" "deadlock detected"
 }
+
+# "MS TOL" of a wait that ends now and began between LAUNCH and SEEN
+# ($EPOCHREALTIME values, SEEN when a poll saw it waiting): the middle of
+# the span, and half its width plus TOL_MS (timer and scheduling slack).
+wait_span() {
+	local now=${EPOCHREALTIME/./} lo hi
+	hi=$(( (now - ${1/./}) / 1000 )) lo=$(( (now - ${2/./}) / 1000 ))
+	echo "$(( (lo + hi) / 2 )) $(( (hi - lo + 1) / 2 + TOL_MS ))"
+}

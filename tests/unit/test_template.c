@@ -142,6 +142,15 @@ static void test_parse(void)
 	text = "/* no header */\n";
 	CHECK(pgbt_template_parse("t", "test", text, strlen(text), &tpl, &err) < 0);
 	CHECK(strstr(err.msg, "no header line") != NULL);
+
+	/* A tag too long for the renderer's buffers is an error, not cut. */
+	char long_tag[700];
+	snprintf(long_tag, sizeof(long_tag), HEADER "BEGIN { {{ %0600d }} }\n", 1);
+	CHECK(pgbt_template_parse("t", "test", long_tag, strlen(long_tag), &tpl, &err) < 0);
+	CHECK_STR(err.msg, "test:4: a {{ }} of 602 bytes (at most 511)");
+	snprintf(long_tag, sizeof(long_tag), HEADER "BEGIN { {{ %0509d }} }\n", 1);
+	CHECK(pgbt_template_parse("t", "test", long_tag, strlen(long_tag), &tpl, &err) == 0);
+	pgbt_template_free(&tpl);
 }
 
 static void test_needs(void)
@@ -489,6 +498,25 @@ static void test_live(const char *file, bool stripped)
 	CHECK(system(cmd) == 0);
 }
 
+/* A failed open leaves nothing to close (the sanitizer build of the unit
+ * tests reports what such a failure would leak). */
+static void test_open_failures(void)
+{
+	struct pgbt_target t;
+	struct pgbt_err err;
+	char path[700];
+
+	snprintf(path, sizeof(path), "%s/usdt_probes", fixtures);   /* ELF, no server */
+	CHECK(pgbt_target_open_binary(&t, path, &err) < 0);
+	CHECK(strstr(err.msg, "no PostgreSQL version string") && !t.elf);
+	CHECK(pgbt_target_open_binary(&t, "tests/unit/check.h", &err) < 0);
+	CHECK(strstr(err.msg, "not an ELF file") && !t.elf);
+	CHECK(pgbt_target_open_pid(&t, getpid(), &err) < 0);   /* not a postmaster */
+	CHECK(!t.elf && !t.maps.n);
+	CHECK(pgbt_target_open_datadir(&t, "/nonexistent/pgbt-datadir", &err) < 0);
+	CHECK(!t.elf);
+}
+
 int main(void)
 {
 	const char *env = getenv("PGBT_FIXTURES");
@@ -496,6 +524,7 @@ int main(void)
 	snprintf(fixtures, sizeof(fixtures), "%s", env ? env : "build/fixtures");
 	test_parse();
 	test_needs();
+	test_open_failures();
 	test_offline("fake_postgres", false);
 	test_offline("fake_postgres.stripped", true);
 	test_live("fake_postgres", false);

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# blk-noise under bpftrace against real servers (one leg per build: the
+# figures are the kernel's, the build only names the PIDs), against the kernel's own counts: a cold
+# count(*) of a 25 MB table (written out with sync, the page cache
+# dropped) while dd reads 20 MB with O_DIRECT from a cgroup of its own on
+# the same disk:
+#   - the reading backend's bytes (under its pg_stat_activity PID) equal
+#     its /proc/PID/io read_bytes (io_method=sync on 18, whose IO workers
+#     read for it by default);
+#   - the neighbour's read bytes, under its cgroup's id, are dd's 20 MB
+#     (within 1%: the file's metadata is read back too);
+#   - the cluster's reads have a latency histogram.
+set -euo pipefail
+source "$(dirname "$0")/../lib/e2e.sh"
+
+NOISE_CG=/sys/fs/cgroup/unified/pgbt-noise-$$
+remove_noise_cgroup() { [[ -d $NOISE_CG ]] && rmdir "$NOISE_CG" 2>/dev/null; return 0; }
+pgbt_on_exit remove_noise_cgroup
+
+test_leg() {
+	# 18 reads through IO workers by default: io_method=sync makes the
+	# backend read for itself, as before 18.
+	local gucs=(autovacuum=off shared_buffers=2MB) major=${LEG_BUILD//[!0-9-]/}
+	((${major%%-*} >= 18)) && gucs+=(io_method=sync)
+	cluster_start "$LEG_BUILD" "${gucs[@]}"
+	cl_psql -c "create table big as select g, repeat('x', 200) as t from generate_series(1, 100000) g" \
+		-c "create table small as select g from generate_series(1, 1000) g" -c "checkpoint" >/dev/null
+	local noise=$E2E_TMP/noise
+	dd if=/dev/urandom of="$noise" bs=1M count=20 status=none
+	sync
+	echo 1 >/proc/sys/vm/drop_caches
+	dd if=/dev/zero of=/dev/null count=1 status=none    # dd itself in memory again
+	local rc=0 out=$E2E_TMP/blk.out
+	"$PGBT_GEN" -p "$CL_PID" blk-noise >"$E2E_TMP/blk.bt" 2>"$E2E_TMP/blk.err" || rc=$?
+	check_eq "$LEG: blk-noise renders ($(head -c 300 "$E2E_TMP/blk.err"))" "$rc" 0
+	((rc == 0)) || { cluster_stop; return 0; }
+	bt_start "$E2E_TMP/blk.bt" "$out" || { cluster_stop; return 0; }
+
+	# A first cold read: the script counts others' IO on the devices the
+	# cluster has used since it began.
+	cl_psql -c "select count(*) from small" >/dev/null
+	mkdir -p "$NOISE_CG"
+	local cgid i pid= host
+	cgid=$(stat -c %i "$NOISE_CG")
+	pgbt_bg sh -c 'echo $$ >"$1/cgroup.procs" && exec dd if="$2" of=/dev/null bs=1M iflag=direct status=none' \
+		_ "$NOISE_CG" "$noise"
+	local dd=$BG_PID
+	pgbt_bg cl_psql -c "select pg_backend_pid()" -c "select count(*) from big" -c "select pg_sleep(3)" \
+		>"$E2E_TMP/session.out"
+	local session=$BG_PID
+	for ((i = 0; i < 300; i++)); do
+		pid=$(head -n 1 "$E2E_TMP/session.out")
+		[[ -n $pid && $(cl_psql -c "select wait_event from pg_stat_activity where pid = $pid") == PgSleep ]] && break
+		sleep 0.1
+	done
+	wait "$dd" || fail "$LEG: dd failed"
+	host=$(cl_host_pid "$pid")
+	local read_bytes
+	read_bytes=$(awk '$1 == "read_bytes:" { print $2 }' "/proc/$host/io")
+	sleep 0.3
+	bt_stop
+	pgbt_bg_stop "$session"
+
+	check_eq "$LEG: the backend's read bytes, its /proc/PID/io read_bytes" \
+		"$(bt_map "$out" read_bytes_by_pid "$pid")" "$read_bytes"
+	check_eq "$LEG: it read from disk (${read_bytes:-0} bytes)" "$((${read_bytes:-0} > 4000000))" 1
+	# dd's 20 MB, and the file's own metadata read back after the cache
+	# was dropped (about 130 kB).
+	check_near "$LEG: the neighbour's reads, under its cgroup ($cgid)" \
+		"$(bt_map "$out" bytes "other, $cgid, read")" 20971520 209715
+	check_contains "$LEG: its cgroup named" "$(cat "$out")" "cgroup $cgid: unified:/${NOISE_CG##*/}"
+	check_contains "$LEG: a latency histogram of the cluster's reads" "$(cat "$out")" "@latency_us[cluster, read]:"
+	check_empty "$LEG: no warnings" "$(bt_problems "$out")"
+	remove_noise_cgroup
+	cluster_stop
+}
+
+for leg in $(e2e_legs_checked each); do
+	leg_use "$leg" && test_leg
+done
+e2e_done

@@ -1,0 +1,31 @@
+#!/bin/sh
+# Writes seed inputs for the fuzz targets into DIR/NAME/ from real inputs:
+# each template with the fragments it includes (fuzz_template's format),
+# as is and with the tags that need a live server replaced by 1 (so that
+# rendering for fuzz_template's offline target goes past them),
+# each layout file, the ELF fixtures of the unit tests (built by make
+# unit) and a 2 KB ELF (tests/fuzz/tiny_elf.c, with and without symbols). The kept corpus, tests/fuzz/corpus/NAME, is these merged with
+# what fuzzing found:
+#   build/fuzz/fuzzers/fuzz_NAME -merge=1 tests/fuzz/corpus/NAME DIR/NAME
+set -eu
+dir=${1:?usage: tests/fuzz/seeds.sh DIR}
+fixtures=${PGBT_FIXTURES:-build/fixtures}
+mkdir -p "$dir/template" "$dir/layout" "$dir/elf"
+
+for t in scripts/*.bt; do
+	out="$dir/template/${t##*/}"
+	cat "$t" >"$out"
+	for name in $(sed -n 's/^[[:space:]]*{{include \([^ }]*\).*/\1/p' "$t" | sort -u); do
+		printf '\n%%%%%% %s\n' "$name" >>"$out"
+		cat "scripts/include/$name.bt" >>"$out"
+	done
+	sed 's/{{ *\(postmaster\.pid\|shmem\.base\|[&*][^}]*\|backend([^}]*\) *}}/1/g' \
+		"$out" >"${out%.bt}.offline.bt"
+done
+cp lib/layouts/*.layout "$dir/layout/"
+for f in fake_postgres.stripped usdt_probes.stripped usdt_probes; do
+	cp "$fixtures/$f" "$dir/elf/$f"
+done
+${CC:-cc} -Os -nostdlib -static -fno-asynchronous-unwind-tables -Wl,--build-id \
+	-Wl,-z,noseparate-code -o "$dir/elf/tiny" tests/fuzz/tiny_elf.c
+strip -o "$dir/elf/tiny.stripped" "$dir/elf/tiny"
