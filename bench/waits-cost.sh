@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# BPF time of renderings of one script under pgbench, variants in
+# alternating order: the instrument that repeats on this shared machine
+# (kernel.bpf_stats_enabled: run time and run count of the tracer's
+# programs), with the TPS of each window beside it.
+#
+#   sudo bench/waits-cost.sh [VARIANT...]
+#
+# VARIANT: NAME=BPFTRACE[:SCRIPTS_DIR] (SCRIPTS_DIR: templates to render
+# from instead of the built-in ones, e.g. an older checkout's scripts/), or
+# NAME=BPFTRACE:@FILE, a program of your own (POSTMASTER_PID in it becomes
+# the bench cluster's postmaster PID), e.g. an empty probe for the floor.
+# Default: this checkout's waits on the bpftrace on PATH. Settings:
+# WC_BUILD (15), WC_SCRIPT (waits), WC_ARGS (per_backend=off), WC_ROUNDS
+# (5), WC_SECONDS (10, each window), WC_SHAPE (tpcb or select), WC_OUT
+# (a directory for the CSV and the rendered scripts; default a temp dir),
+# WC_LOCK (1: hold /tmp/pgbt-e2e.lock as the bench does; 0: measure while
+# others' tests run, for BPF time only).
+# Each round runs every variant once, in an order that turns by one each
+# round; a window is one `pgbench -c 2 -j 2 -T WC_SECONDS` at scale 10,
+# started once the tracer has attached. Prints, per variant: ns per
+# program run (median, range), runs per second, BPF time as % of all
+# CPUs, and TPS (median, range).
+set -euo pipefail
+source "$(dirname "$0")/../tests/lib/cluster.sh"
+BENCH_SCALE=10
+source "$(dirname "$0")/lib.sh"
+
+: "${WC_BUILD:=15}" "${WC_SCRIPT:=waits}" "${WC_ARGS=per_backend=off}"
+: "${WC_ROUNDS:=5}" "${WC_SECONDS:=10}" "${WC_SHAPE:=tpcb}"
+[[ $(id -u) == 0 ]] || bench_die "run as root"
+(($#)) || set -- "this=$(command -v bpftrace)"
+out=${WC_OUT:-$(mktemp -d /tmp/waits-cost.XXXXXX)}
+mkdir -p "$out" && chmod 755 "$out"
+
+stats_was=$(sysctl -n kernel.bpf_stats_enabled)
+sysctl -qw kernel.bpf_stats_enabled=1
+restore_stats() { sysctl -qw kernel.bpf_stats_enabled="$stats_was"; }
+pgbt_on_exit restore_stats
+
+[[ ${WC_LOCK:-1} == 1 ]] && bench_lock
+# shellcheck disable=SC2086 # BENCH_GUCS: NAME=VALUE words
+cluster_start "$WC_BUILD" $BENCH_GUCS
+cl_run pgbench -i -q -s "$BENCH_SCALE" >/dev/null 2>&1 || bench_die "pgbench -i failed"
+
+names=() bts=() files=()
+for v in "$@"; do
+	name=${v%%=*} rest=${v#*=}
+	bt=${rest%%:*} dir=
+	[[ $rest == *:* ]] && dir=${rest#*:}
+	file=$out/$name.bt
+	if [[ $dir == @* ]]; then
+		sed "s/POSTMASTER_PID/$CL_PID/g" "${dir#@}" >"$file"
+	else
+		# shellcheck disable=SC2086 # WC_ARGS: NAME=VALUE words
+		PGBT_BPFTRACE=$bt "$PGBT_GEN" ${dir:+--scripts-dir "$dir"} -p "$CL_PID" "$WC_SCRIPT" $WC_ARGS >"$file" ||
+			bench_die "$name: does not render"
+	fi
+	names+=("$name") bts+=("$bt") files+=("$file")
+done
+
+# "NS RUNS" of every BPF program bpftrace PID holds.
+bpf_mark() {
+	cat /proc/"$1"/fdinfo/* 2>/dev/null | awk '/^run_time_ns:/ { ns += $2 } /^run_cnt:/ { n += $2 }
+		END { printf "%.0f %.0f\n", ns, n }'
+}
+
+window() {
+	local i=$1 log=$out/${names[$1]}.log pid m0 m1 t0 t1 tps k
+	pgbt_bg env BPFTRACE_STRLEN=200 BPFTRACE_MAX_STRLEN=200 "${bts[$i]}" "${files[$i]}" >"$log" 2>&1
+	pid=$BG_PID
+	for ((k = 0; k < 300; k++)); do
+		grep -q Attaching "$log" && [[ $(cat "/proc/$pid/wchan" 2>/dev/null) == do_epoll_wait ]] && break
+		pgbt_alive "$pid" || bench_die "${names[$i]}: bpftrace exited: $(tail -n 3 "$log")"
+		sleep 0.1
+	done
+	sleep 0.3
+	local shape=()
+	[[ $WC_SHAPE == select ]] && shape=(-S)
+	m0=$(bpf_mark "$pid") t0=$EPOCHREALTIME
+	tps=$(cl_run pgbench -n "${shape[@]}" -c 2 -j 2 -T "$WC_SECONDS" 2>&1 |
+		sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -n 1)
+	m1=$(bpf_mark "$pid") t1=$EPOCHREALTIME
+	pgbt_bg_stop "$pid" INT
+	awk -v n="${names[$i]}" -v a="$m0" -v b="$m1" -v t0="$t0" -v t1="$t1" -v tps="$tps" -v cpus="$(nproc)" 'BEGIN {
+		split(a, x); split(b, y); ns = y[1] - x[1]; runs = y[2] - x[2]; s = t1 - t0
+		printf "%s,%.0f,%.0f,%.3f,%.1f\n", n, runs ? ns / runs : 0, runs / s, 100 * ns / 1e9 / s / cpus, tps }' \
+		>>"$out/runs.csv"
+}
+
+echo "variant,ns_per_run,runs_per_s,bpf_pct_cpus,tps" >"$out/runs.csv"
+n=${#names[@]}
+for ((r = 0; r < WC_ROUNDS; r++)); do
+	# TPC-B's dead rows, vacuumed between rounds, not inside a window.
+	cl_psql -c 'vacuum pgbench_branches, pgbench_tellers' >/dev/null
+	for ((j = 0; j < n; j++)); do
+		window $(((j + r) % n))
+	done
+	bench_log "round $((r + 1)) of $WC_ROUNDS"
+done
+cluster_stop
+
+echo "$WC_SCRIPT $WC_ARGS, $WC_SHAPE, $WC_ROUNDS windows of $WC_SECONDS s each, PostgreSQL $WC_BUILD ($out):"
+printf '%-10s %-18s %-12s %-16s %s\n' variant "ns/run (range)" "runs/s" "BPF % of CPUs" "TPS (range)"
+for name in "${names[@]}"; do
+	awk -F, -v n="$name" 'NR > 1 && $1 == n { print }' "$out/runs.csv" >"$out/$name.csv"
+	med() { cut -d, -f"$1" "$out/$name.csv" | stat_median; }
+	rng() { printf '%s..%s' "$(cut -d, -f"$1" "$out/$name.csv" | stat_min)" "$(cut -d, -f"$1" "$out/$name.csv" | stat_max)"; }
+	printf '%-10s %-18s %-12s %-16s %s\n' "$name" "$(med 2) ($(rng 2))" "$(med 3)" "$(med 4) ($(rng 4))" "$(med 5) ($(rng 5))"
+done
