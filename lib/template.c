@@ -311,10 +311,23 @@ void pgbt_template_needs(const struct pgbt_template *tpl, struct pgbt_needs *ret
 
 /* ---- rendering -------------------------------------------------------- */
 
+/* An enumeration a {{for}} walked: looked up once per render, so a loop
+ * inside another neither scans the layout nor adds a provenance line on
+ * every pass of the outer one. */
+struct enum_seen {
+	char type[256];
+	struct pgbt_enumerator *items;
+	size_t n;
+};
+
+#define ENUMS_SEEN_MAX 16
+
 struct render {
 	struct pgbt_eval ev;
 	const char *text;       /* start of the template, for line numbers */
 	bool marked;            /* provenance mark emitted */
+	struct enum_seen enums[ENUMS_SEEN_MAX];
+	size_t nenums;
 };
 
 /* The line of text that at is on, from 1. */
@@ -491,10 +504,36 @@ static int render_strings_for(struct render *r, const struct tag *t, const struc
 	return rc;
 }
 
+/* The enumerators of type, from the target on first use (with their
+ * provenance line), after that from r's cache. */
+static int enum_lookup(struct render *r, const char *type, struct pgbt_enumerator **items,
+		       size_t *n, struct pgbt_err *err)
+{
+	char how[PGBT_HOW_LEN];
+	struct enum_seen *seen;
+
+	for (size_t i = 0; i < r->nenums; i++)
+		if (strcmp(r->enums[i].type, type) == 0) {
+			*items = r->enums[i].items;
+			*n = r->enums[i].n;
+			return 0;
+		}
+	if (r->nenums == ENUMS_SEEN_MAX)
+		return pgbt_fail(err, "more than %d enumerations walked", ENUMS_SEEN_MAX);
+	if (pgbt_target_enum(r->ev.t, type, items, n, how, err) < 0)
+		return -1;
+	pgbt_buf_printf(&r->ev.prov, "//   enum(%s): %zu names (%s)\n", type, *n, how);
+	seen = &r->enums[r->nenums++];
+	snprintf(seen->type, sizeof(seen->type), "%s", type);
+	seen->items = *items;
+	seen->n = *n;
+	return 0;
+}
+
 static int render_for(struct render *r, const struct tag *t, const struct tag *end,
 		      struct pgbt_buf *out, struct pgbt_err *err)
 {
-	char var[32], what[256], how[PGBT_HOW_LEN];
+	char var[32], what[256];
 	struct pgbt_enumerator *items = NULL;
 	size_t n = 0;
 	int used = 0, rc = 0;
@@ -507,9 +546,8 @@ static int render_for(struct render *r, const struct tag *t, const struct tag *e
 	    r->ev.nloop == sizeof(r->ev.loop) / sizeof(r->ev.loop[0]))
 		return pgbt_fail(err, "%s:%d: cannot understand {{ %s }} (want: for X in enum(TYPE))",
 				 r->ev.tpl->name, line_of(r, t->open), t->inner);
-	if (pgbt_target_enum(r->ev.t, what, &items, &n, how, err) < 0)
+	if (enum_lookup(r, what, &items, &n, err) < 0)
 		return pgbt_fail_prefix(err, "%s:%d", r->ev.tpl->name, line_of(r, t->open));
-	pgbt_buf_printf(&r->ev.prov, "//   enum(%s): %zu names (%s)\n", what, n, how);
 	snprintf(r->ev.loop[r->ev.nloop].name, sizeof(r->ev.loop[0].name), "%s", var);
 	r->ev.nloop++;
 	for (size_t i = 0; i < n && rc == 0; i++) {
@@ -517,7 +555,6 @@ static int render_for(struct render *r, const struct tag *t, const struct tag *e
 		rc = render(r, t->to, end->from, out, err);
 	}
 	r->ev.nloop--;
-	free(items);
 	return rc;
 }
 
@@ -719,6 +756,8 @@ int pgbt_template_render(const struct pgbt_template *tpl, struct pgbt_target *t,
 		pgbt_buf_free(&out);
 	pgbt_buf_free(&body);
 	pgbt_eval_free(&r.ev);
+	for (size_t i = 0; i < r.nenums; i++)
+		free(r.enums[i].items);
 	return rc;
 }
 

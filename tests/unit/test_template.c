@@ -345,6 +345,28 @@ static void test_dwarf_only(struct pgbt_target *t)
 	expect(t, HEADER "{{ offsetof(counters, slots[2]) }}\n", NULL, "\n32\n");
 }
 
+/* A loop inside a loop over the same enumeration: every pair, and one
+ * provenance line for the enumeration, not one per outer pass. */
+static void test_nested_enum(struct pgbt_target *t)
+{
+	const char *text = HEADER "{{for a in enum(WaitEventTimeout)}}{{for b in "
+			   "enum(WaitEventTimeout)}}{{a.label}}/{{b.label}};{{end}}{{end}}\n";
+	struct pgbt_err err;
+	char *out = render(t, text, NULL, &err);
+	const char *p = out, *line = "//   enum(WaitEventTimeout):";
+	int lines = 0;
+
+	expect(t, text, NULL, "CheckpointWriteDelay/PgSleep;");
+	expect(t, text, NULL, "PgSleep/CheckpointWriteDelay;");
+	expect(t, text, NULL, "PgSleep/PgSleep;");
+	while (p && (p = strstr(p, line))) {
+		lines++;
+		p++;
+	}
+	CHECK(lines == 1);
+	free(out);
+}
+
 static void test_offline(const char *file, bool stripped)
 {
 	struct pgbt_target t;
@@ -370,6 +392,7 @@ static void test_offline(const char *file, bool stripped)
 	/* labels come from the built-in layout, with DWARF or without */
 	expect(&t, HEADER "{{for e in enum(WaitEventTimeout)}}{{e.value}}={{e.label}};{{end}}\n",
 	       NULL, "150994945=CheckpointWriteDelay;150994946=PgSleep;");
+	test_nested_enum(&t);
 	pgbt_target_close(&t);
 }
 
