@@ -2,6 +2,7 @@
 
 #include "buf.h"
 #include "expr.h"
+#include "template_tree.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -136,9 +137,8 @@ static void parse_summary_line(struct pgbt_template *tpl, const char *line)
 	pgbt_trim(line + nl, strlen(line + nl), tpl->summary, sizeof(tpl->summary));
 }
 
-/* Tags are read into fixed buffers (struct tag's inner): a longer one
- * would be cut, and what was cut would be lost without a word. */
-#define PGBT_MAX_TAG 511
+/* Tags are read into fixed buffers (a node's inner): a longer one would
+ * be cut, and what was cut would be lost without a word. */
 
 static int check_tag_lengths(struct pgbt_template *tpl, struct pgbt_err *err)
 {
@@ -203,11 +203,20 @@ int pgbt_template_parse(const char *name, const char *origin, const char *text,
 		pgbt_template_free(ret);
 		return pgbt_fail(err, "%s: no header line \" * %s<TAB>summary\"", origin, name);
 	}
-	return check_tag_lengths(ret, err);
+	if (check_tag_lengths(ret, err) < 0)
+		return -1;
+	if (pgbt_tree_parse(ret->name, ret->text, ret->len, &ret->nodes, &ret->nnodes, err) < 0) {
+		pgbt_template_free(ret);
+		return -1;
+	}
+	return 0;
 }
 
 void pgbt_template_free(struct pgbt_template *tpl)
 {
+	pgbt_tree_free(tpl->nodes, tpl->nnodes);
+	tpl->nodes = NULL;
+	tpl->nnodes = 0;
 	free(tpl->text);
 	tpl->text = NULL;
 }
@@ -293,20 +302,23 @@ static void needs_of(const struct pgbt_template *tpl, const char *e, struct pgbt
 		n->types = true;
 }
 
+/* The needs of every tag in nodes, in both branches of each {{if}}. */
+static void needs_of_nodes(const struct pgbt_template *tpl, const struct pgbt_node *v,
+			   size_t n, struct pgbt_needs *ret)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].kind == NODE_TEXT)
+			continue;
+		needs_of(tpl, v[i].inner, ret, 0);
+		needs_of_nodes(tpl, v[i].body, v[i].nbody, ret);
+		needs_of_nodes(tpl, v[i].els, v[i].nels, ret);
+	}
+}
+
 void pgbt_template_needs(const struct pgbt_template *tpl, struct pgbt_needs *ret)
 {
-	const char *p = tpl->text;
-
 	memset(ret, 0, sizeof(*ret));
-	while ((p = strstr(p, "{{"))) {
-		const char *close = strstr(p + 2, "}}");
-		char inner[512];
-		if (!close)
-			break;
-		pgbt_trim(p + 2, (size_t)(close - p - 2), inner, sizeof(inner));
-		needs_of(tpl, inner, ret, 0);
-		p = close + 2;
-	}
+	needs_of_nodes(tpl, tpl->nodes, tpl->nnodes, ret);
 }
 
 /* ---- rendering -------------------------------------------------------- */
@@ -330,18 +342,9 @@ struct render {
 	size_t nenums;
 };
 
-/* The line of text that at is on, from 1. */
-static int line_in(const char *text, const char *at)
-{
-	int line = 1;
-	for (const char *p = text; p < at; p++)
-		line += *p == '\n';
-	return line;
-}
-
 static int line_of(const struct render *r, const char *at)
 {
-	return line_in(r->text, at);
+	return pgbt_line_in(r->text, at);
 }
 
 /* Copies literal text, dropping "//@" lines; the first becomes the mark
@@ -365,73 +368,14 @@ static void emit_literal(struct render *r, struct pgbt_buf *out, const char *p, 
 	}
 }
 
-struct tag {
-	const char *open, *close;   /* "{{" and just after "}}" */
-	const char *from, *to;      /* the span to drop: the whole line when
-				       the tag stands alone on it */
-	char inner[512];
-};
-
-/* The next {{ }} in [p, e). text is the template's start, to look behind p. */
-static bool next_tag(const char *text, const char *p, const char *e, struct tag *t)
-{
-	const char *q = p < e ? memmem(p, (size_t)(e - p), "{{", 2) : NULL;
-	const char *c = q ? memmem(q + 2, (size_t)(e - q - 2), "}}", 2) : NULL;
-	const char *ls, *le;
-
-	if (!c)
-		return false;
-	t->open = t->from = q;
-	t->close = t->to = c + 2;
-	pgbt_trim(q + 2, (size_t)(c - q - 2), t->inner, sizeof(t->inner));
-	/* a tag alone on its line takes the line with it */
-	for (ls = q; ls > p && (ls[-1] == ' ' || ls[-1] == '\t'); ls--)
-		;
-	for (le = t->close; le < e && (*le == ' ' || *le == '\t'); le++)
-		;
-	if ((ls == text || ls[-1] == '\n') && (le == e || *le == '\n')) {
-		t->from = ls;
-		t->to = le < e ? le + 1 : le;
-	}
-	return true;
-}
-
-static bool is_block(const char *inner, const char *kw)
-{
-	size_t l = strlen(kw);
-	return strncmp(inner, kw, l) == 0 && (inner[l] == '\0' || inner[l] == ' ');
-}
-
-/* From p, finds the {{else}} (if any) and {{end}} matching an open block. */
-static int find_end(struct render *r, const char *p, const char *e, const char *open,
-		    struct tag *els, struct tag *end, struct pgbt_err *err)
-{
-	struct tag t;
-	int depth = 0;
-
-	els->open = NULL;
-	while (next_tag(r->text, p, e, &t)) {
-		if (is_block(t.inner, "if") || is_block(t.inner, "for"))
-			depth++;
-		else if (is_block(t.inner, "end") && depth-- == 0) {
-			*end = t;
-			return 0;
-		} else if (is_block(t.inner, "else") && depth == 0)
-			*els = t;
-		p = t.close;
-	}
-	return pgbt_fail(err, "%s:%d: {{ %.40s }} has no {{end}}", r->ev.tpl->name,
-			 line_of(r, open), open + 2);
-}
-
-static int render(struct render *r, const char *p, const char *e, struct pgbt_buf *out,
+static int render(struct render *r, const struct pgbt_node *v, size_t n, struct pgbt_buf *out,
 		  struct pgbt_err *err);
 
-/* The body of a {{for}} once for each of the first n rows, with var bound
- * to the row ({{VAR.COLUMN}}). */
-static int render_rows(struct render *r, const struct tag *t, const struct tag *end,
-		       const char *var, const struct pgbt_rows *rows, size_t n,
-		       struct pgbt_buf *out, struct pgbt_err *err)
+/* A {{for}}'s body once for each of the first n rows, with var bound to
+ * the row ({{VAR.COLUMN}}). */
+static int render_rows(struct render *r, const struct pgbt_node *f, const char *var,
+		       const struct pgbt_rows *rows, size_t n, struct pgbt_buf *out,
+		       struct pgbt_err *err)
 {
 	int rc = 0;
 
@@ -441,7 +385,7 @@ static int render_rows(struct render *r, const struct tag *t, const struct tag *
 	r->ev.nloop++;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		r->ev.loop[r->ev.nloop - 1].row = i;
-		rc = render(r, t->to, end->from, out, err);
+		rc = render(r, f->body, f->nbody, out, err);
 	}
 	r->ev.nloop--;
 	r->ev.loop[r->ev.nloop].rows = NULL;
@@ -450,25 +394,25 @@ static int render_rows(struct render *r, const struct tag *t, const struct tag *
 
 /* {{for R in NAME [limit EXPR]}}: one iteration per row the generator was
  * given (none when it was given no such rows), at most EXPR of them. */
-static int render_rows_for(struct render *r, const struct tag *t, const struct tag *end,
-			   struct pgbt_buf *out, struct pgbt_err *err)
+static int render_rows_for(struct render *r, const struct pgbt_node *f, struct pgbt_buf *out,
+			   struct pgbt_err *err)
 {
 	char var[32], what[64], limit[256] = "", value[64], *endp;
 	const struct pgbt_rows *rows = NULL;
 	size_t n = 0, max = (size_t)-1;
 
-	if (sscanf(t->inner, "for %31s in %63s limit %255[^\n]", var, what, limit) < 2 ||
+	if (sscanf(f->inner, "for %31s in %63s limit %255[^\n]", var, what, limit) < 2 ||
 	    r->ev.nloop == sizeof(r->ev.loop) / sizeof(r->ev.loop[0]))
 		return pgbt_fail(err, "%s:%d: cannot understand {{ %s }} (want: for X in enum(TYPE) "
-				 "or for X in ROWS [limit N])", r->ev.tpl->name, line_of(r, t->open),
-				 t->inner);
+				 "or for X in ROWS [limit N])", r->ev.tpl->name, line_of(r, f->open),
+				 f->inner);
 	if (limit[0]) {
 		if (pgbt_eval(&r->ev, limit, value, sizeof(value), err) < 0)
-			return pgbt_fail_prefix(err, "%s:%d", r->ev.tpl->name, line_of(r, t->open));
+			return pgbt_fail_prefix(err, "%s:%d", r->ev.tpl->name, line_of(r, f->open));
 		max = (size_t)strtoull(value, &endp, 10);
 		if (*endp || !value[0] || value[0] == '-')
 			return pgbt_fail(err, "%s:%d: limit %s = '%s': not a count", r->ev.tpl->name,
-					 line_of(r, t->open), limit, value);
+					 line_of(r, f->open), limit, value);
 	}
 	for (size_t i = 0; i < r->ev.tpl->ntables; i++)
 		if (strcmp(r->ev.tpl->tables[i]->name, what) == 0)
@@ -479,27 +423,27 @@ static int render_rows_for(struct render *r, const struct tag *t, const struct t
 				rows->nrows, rows->origin,
 				n < rows->nrows ? "; the rest print as OIDs" : "");
 	}
-	return render_rows(r, t, end, var, rows, n, out, err);
+	return render_rows(r, f, var, rows, n, out, err);
 }
 
 /* {{for S in strings(ARRAY)}}: one iteration per element of a global
  * array of C strings in the running server ({{S.index}}, {{S.value}}). */
-static int render_strings_for(struct render *r, const struct tag *t, const struct tag *end,
+static int render_strings_for(struct render *r, const struct pgbt_node *f,
 			      struct pgbt_buf *out, struct pgbt_err *err)
 {
 	char var[32], what[256], how[PGBT_HOW_LEN];
 	struct pgbt_rows rows;
 	int rc;
 
-	if (sscanf(t->inner, "for %31s in strings(%255[^)])", var, what) != 2 ||
+	if (sscanf(f->inner, "for %31s in strings(%255[^)])", var, what) != 2 ||
 	    r->ev.nloop == sizeof(r->ev.loop) / sizeof(r->ev.loop[0]))
 		return pgbt_fail(err, "%s:%d: cannot understand {{ %s }} (want: for X in "
-				 "strings(ARRAY))", r->ev.tpl->name, line_of(r, t->open), t->inner);
+				 "strings(ARRAY))", r->ev.tpl->name, line_of(r, f->open), f->inner);
 	/* 63: bpftrace's default string size, with its NUL */
 	if (pgbt_target_strings(r->ev.t, what, 63, &rows, how, err) < 0)
-		return pgbt_fail_prefix(err, "%s:%d", r->ev.tpl->name, line_of(r, t->open));
+		return pgbt_fail_prefix(err, "%s:%d", r->ev.tpl->name, line_of(r, f->open));
 	pgbt_buf_printf(&r->ev.prov, "//   strings(%s): %s\n", what, how);
-	rc = render_rows(r, t, end, var, &rows, rows.nrows, out, err);
+	rc = render_rows(r, f, var, &rows, rows.nrows, out, err);
 	pgbt_rows_free(&rows);
 	return rc;
 }
@@ -530,29 +474,29 @@ static int enum_lookup(struct render *r, const char *type, struct pgbt_enumerato
 	return 0;
 }
 
-static int render_for(struct render *r, const struct tag *t, const struct tag *end,
-		      struct pgbt_buf *out, struct pgbt_err *err)
+static int render_for(struct render *r, const struct pgbt_node *f, struct pgbt_buf *out,
+		      struct pgbt_err *err)
 {
 	char var[32], what[256];
 	struct pgbt_enumerator *items = NULL;
 	size_t n = 0;
 	int used = 0, rc = 0;
 
-	if (strstr(t->inner, " strings("))
-		return render_strings_for(r, t, end, out, err);
-	if (!strstr(t->inner, " enum("))
-		return render_rows_for(r, t, end, out, err);
-	if (sscanf(t->inner, "for %31s in enum(%255[^)]) %n", var, what, &used) != 2 ||
+	if (strstr(f->inner, " strings("))
+		return render_strings_for(r, f, out, err);
+	if (!strstr(f->inner, " enum("))
+		return render_rows_for(r, f, out, err);
+	if (sscanf(f->inner, "for %31s in enum(%255[^)]) %n", var, what, &used) != 2 ||
 	    r->ev.nloop == sizeof(r->ev.loop) / sizeof(r->ev.loop[0]))
 		return pgbt_fail(err, "%s:%d: cannot understand {{ %s }} (want: for X in enum(TYPE))",
-				 r->ev.tpl->name, line_of(r, t->open), t->inner);
+				 r->ev.tpl->name, line_of(r, f->open), f->inner);
 	if (enum_lookup(r, what, &items, &n, err) < 0)
-		return pgbt_fail_prefix(err, "%s:%d", r->ev.tpl->name, line_of(r, t->open));
+		return pgbt_fail_prefix(err, "%s:%d", r->ev.tpl->name, line_of(r, f->open));
 	snprintf(r->ev.loop[r->ev.nloop].name, sizeof(r->ev.loop[0].name), "%s", var);
 	r->ev.nloop++;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		r->ev.loop[r->ev.nloop - 1].item = &items[i];
-		rc = render(r, t->to, end->from, out, err);
+		rc = render(r, f->body, f->nbody, out, err);
 	}
 	r->ev.nloop--;
 	return rc;
@@ -567,43 +511,36 @@ static const struct pgbt_include *include_at(const struct pgbt_template *tpl, si
 	return NULL;
 }
 
-static int render(struct render *r, const char *p, const char *e, struct pgbt_buf *out,
+static int render(struct render *r, const struct pgbt_node *v, size_t n, struct pgbt_buf *out,
 		  struct pgbt_err *err)
 {
-	struct tag t, els, end = {0};
 	char value[512];
 	bool cond;
 
-	while (p < e && next_tag(r->text, p, e, &t)) {
-		r->ev.inc = include_at(r->ev.tpl, (size_t)(t.open - r->text));
-		if (is_block(t.inner, "if") || is_block(t.inner, "for")) {
-			emit_literal(r, out, p, t.from);
-			if (find_end(r, t.to, e, t.open, &els, &end, err) < 0)
-				return -1;
-			if (is_block(t.inner, "for")) {
-				if (render_for(r, &t, &end, out, err) < 0)
-					return -1;
-			} else {
-				if (pgbt_eval_cond(&r->ev, t.inner + 3, &cond, err) < 0)
-					return pgbt_fail_prefix(err, "line %d", line_of(r, t.open));
-				if (cond && render(r, t.to, els.open ? els.from : end.from, out, err) < 0)
-					return -1;
-				if (!cond && els.open && render(r, els.to, end.from, out, err) < 0)
-					return -1;
-			}
-			p = end.to;
+	for (size_t i = 0; i < n; i++) {
+		const struct pgbt_node *node = &v[i];
+
+		if (node->kind == NODE_TEXT) {
+			emit_literal(r, out, node->from, node->to);
 			continue;
 		}
-		if (is_block(t.inner, "else") || is_block(t.inner, "end"))
-			return pgbt_fail(err, "%s:%d: {{%s}} without {{if}} or {{for}}",
-					 r->ev.tpl->name, line_of(r, t.open), t.inner);
-		emit_literal(r, out, p, t.open);
-		if (pgbt_eval(&r->ev, t.inner, value, sizeof(value), err) < 0)
-			return -1;
-		pgbt_buf_add(out, value, strlen(value));
-		p = t.close;
+		r->ev.inc = include_at(r->ev.tpl, (size_t)(node->open - r->text));
+		if (node->kind == NODE_FOR) {
+			if (render_for(r, node, out, err) < 0)
+				return -1;
+		} else if (node->kind == NODE_IF) {
+			if (pgbt_eval_cond(&r->ev, node->inner + 3, &cond, err) < 0)
+				return pgbt_fail_prefix(err, "line %d", line_of(r, node->open));
+			if (cond && render(r, node->body, node->nbody, out, err) < 0)
+				return -1;
+			if (!cond && render(r, node->els, node->nels, out, err) < 0)
+				return -1;
+		} else {
+			if (pgbt_eval(&r->ev, node->inner, value, sizeof(value), err) < 0)
+				return -1;
+			pgbt_buf_add(out, value, strlen(value));
+		}
 	}
-	emit_literal(r, out, p, e);
 	return 0;
 }
 
@@ -735,7 +672,7 @@ int pgbt_template_render(const struct pgbt_template *tpl, struct pgbt_target *t,
 	*ret = NULL;
 	rc = check_backends(tpl, t, err);
 	if (rc == 0)
-		rc = render(&r, tpl->text, tpl->text + tpl->len, &body, err);
+		rc = render(&r, tpl->nodes, tpl->nnodes, &body, err);
 	if (rc == 0 && body.oom)
 		rc = pgbt_fail(err, "%s: out of memory", tpl->name);
 	if (rc == 0) {
@@ -926,15 +863,18 @@ static int expand_includes(const char *script, const char *text, size_t len,
 
 /* Every $NAME read in the tags of a fragment is an argument it declares
  * (its include passes exactly those: add_fragment) or a parameter,
- * whatever {{if}} it sits in. */
+ * whatever {{if}} it sits in. The tags are those of nodes (in the order of
+ * the text) that stand in the fragment's span. */
 static int check_arguments(const struct pgbt_template *tpl, const struct pgbt_include *inc,
-			   struct pgbt_err *err)
+			   const struct pgbt_node *v, size_t n, struct pgbt_err *err)
 {
-	const char *p = tpl->text + inc->from, *e = tpl->text + inc->to;
-	struct tag t;
+	for (size_t i = 0; i < n; i++) {
+		size_t at = (size_t)(v[i].open - tpl->text);
 
-	for (; next_tag(tpl->text, p, e, &t); p = t.close) {
-		for (const char *d = strchr(t.inner, '$'); d; d = strchr(d + 1, '$')) {
+		if (v[i].kind == NODE_TEXT)
+			continue;
+		for (const char *d = strchr(v[i].inner, '$'); at >= inc->from && at < inc->to && d;
+		     d = strchr(d + 1, '$')) {
 			size_t k = strspn(d + 1, ARG_KEY_CHARS);
 			char key[64], list[PGBT_MAX_ARGS * 34 + 8];
 
@@ -944,8 +884,11 @@ static int check_arguments(const struct pgbt_template *tpl, const struct pgbt_in
 			list_keys(inc, list, sizeof(list));
 			return pgbt_fail(err, "%s:%d: fragment %s reads $%s, which is neither an argument "
 					 "it declares (it declares:%s) nor a parameter", tpl->name,
-					 line_in(tpl->text, t.open), inc->name, key, list);
+					 pgbt_line_in(tpl->text, v[i].open), inc->name, key, list);
 		}
+		if (check_arguments(tpl, inc, v[i].body, v[i].nbody, err) < 0 ||
+		    check_arguments(tpl, inc, v[i].els, v[i].nels, err) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -968,7 +911,7 @@ int pgbt_template_load(const char *name, const char *origin, const char *text,
 	memcpy(ret->includes, incs, ninc * sizeof(incs[0]));
 	ret->nincludes = ninc;
 	for (size_t i = 0; i < ninc; i++) {
-		if (check_arguments(ret, &ret->includes[i], err) < 0) {
+		if (check_arguments(ret, &ret->includes[i], ret->nodes, ret->nnodes, err) < 0) {
 			pgbt_template_free(ret);
 			return -1;
 		}

@@ -50,6 +50,9 @@ struct pgbt_include {
 	size_t nargs;
 };
 
+/* A piece of a parsed template (lib/template.c): text, a value, a block. */
+struct pgbt_node;
+
 struct pgbt_template {
 	char name[64];
 	char summary[200];
@@ -65,6 +68,8 @@ struct pgbt_template {
 	struct pgbt_include includes[PGBT_MAX_INCLUDES];
 	size_t nincludes;
 	const struct pgbt_bpftrace *bpftrace;   /* not owned; NULL: the oldest */
+	struct pgbt_node *nodes;        /* text parsed once: the top level */
+	size_t nnodes;
 };
 
 /* Requirements, found by reading the template without a target. */

@@ -143,6 +143,18 @@ static void test_parse(void)
 	CHECK(pgbt_template_parse("t", "test", text, strlen(text), &tpl, &err) < 0);
 	CHECK(strstr(err.msg, "no header line") != NULL);
 
+	/* blocks are read once, at parse: a stray {{else}} or {{end}} is
+	 * found even where no rendering would reach it, and named by line */
+	text = HEADER "{{if major > 99}}\n{{for x in enum(T)}}\n{{else}}\n{{end}}\n{{end}}\n";
+	CHECK(pgbt_template_parse("t", "test", text, strlen(text), &tpl, &err) < 0);
+	CHECK_STR(err.msg, "t:6: {{else}} without {{if}} or {{for}}");
+	text = HEADER "{{if major > 99}}\n{{if 1 > 0}}\n{{end}}\n";
+	CHECK(pgbt_template_parse("t", "test", text, strlen(text), &tpl, &err) < 0);
+	CHECK_STR(err.msg, "t:4: {{if major > 99}} has no {{end}}");
+	text = HEADER "{{if major > 99}}a{{else}}{{if 1 > 0}}b{{end}}{{end}}{{x}}\n";
+	CHECK(pgbt_template_parse("t", "test", text, strlen(text), &tpl, &err) == 0);
+	pgbt_template_free(&tpl);
+
 	/* A tag too long for the renderer's buffers is an error, not cut. */
 	char long_tag[700];
 	snprintf(long_tag, sizeof(long_tag), HEADER "BEGIN { {{ %0600d }} }\n", 1);
