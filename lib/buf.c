@@ -1,5 +1,6 @@
 #include "buf.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,4 +56,16 @@ void pgbt_buf_free(struct pgbt_buf *b)
 {
 	free(b->s);
 	memset(b, 0, sizeof(*b));
+}
+
+void pgbt_trim(const char *s, size_t n, char *out, size_t outlen)
+{
+	while (n && isspace((unsigned char)*s))
+		s++, n--;
+	while (n && isspace((unsigned char)s[n - 1]))
+		n--;
+	if (n >= outlen)
+		n = outlen - 1;
+	memcpy(out, s, n);
+	out[n] = '\0';
 }

@@ -1,5 +1,5 @@
 /* A growable string: rendering appends to it; on allocation failure it
- * remembers the failure and later appends do nothing. */
+ * remembers the failure and later appends do nothing. And trimming. */
 #ifndef PGBT_BUF_H
 #define PGBT_BUF_H
 
@@ -16,5 +16,8 @@ void pgbt_buf_add(struct pgbt_buf *b, const char *s, size_t n);
 void pgbt_buf_printf(struct pgbt_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void pgbt_buf_free(struct pgbt_buf *b);
+
+/* Copies s (n bytes) without leading/trailing blanks into out, cut to fit. */
+void pgbt_trim(const char *s, size_t n, char *out, size_t outlen);
 
 #endif

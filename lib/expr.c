@@ -9,18 +9,6 @@
 
 #define MAX_ALTS 4
 
-void pgbt_trim(const char *s, size_t n, char *out, size_t outlen)
-{
-	while (n && isspace((unsigned char)*s))
-		s++, n--;
-	while (n && isspace((unsigned char)s[n - 1]))
-		n--;
-	if (n >= outlen)
-		n = outlen - 1;
-	memcpy(out, s, n);
-	out[n] = '\0';
-}
-
 static bool is_ident_char(char c)
 {
 	return isalnum((unsigned char)c) || c == '_';
@@ -74,15 +62,21 @@ static bool seen(struct pgbt_eval *ev, const char *expr)
 	return false;
 }
 
+static const struct pgbt_var *var_in(const struct pgbt_var *v, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v[i].name, name) == 0)
+			return &v[i];
+	return NULL;
+}
+
 /* An argument of the fragment being rendered, else a parameter. */
 static const char *param_value(const struct pgbt_eval *ev, const char *name)
 {
-	const char *arg = pgbt_include_arg(ev->inc, name);
-	const struct pgbt_param *p = pgbt_template_param(ev->tpl, name);
+	const struct pgbt_var *arg = var_in(ev->scope.args, ev->scope.nargs, name);
+	const struct pgbt_var *p = var_in(ev->scope.params, ev->scope.nparams, name);
 
-	if (arg)
-		return arg;
-	return p ? (p->set ? p->value : p->def) : NULL;
+	return arg ? arg->value : p ? p->value : NULL;
 }
 
 static int need_live(struct pgbt_eval *ev, const char *expr, struct pgbt_err *err)
@@ -90,7 +84,7 @@ static int need_live(struct pgbt_eval *ev, const char *expr, struct pgbt_err *er
 	if (ev->t->pid)
 		return 0;
 	return pgbt_fail(err, "%s: {{ %s }} needs a running server; name one with -p PID "
-			 "or -D DATADIR instead of --bin", ev->tpl->name, expr);
+			 "or -D DATADIR instead of --bin", ev->scope.name, expr);
 }
 
 /* "(TransamVariables|ShmemVariableCache)" -> the first the binary has. */
@@ -102,7 +96,7 @@ static int pick_symbol(struct pgbt_eval *ev, const char *spec, char *ret, size_t
 	int n = split_alts(spec, alts);
 
 	if (n == 0)
-		return pgbt_fail(err, "%s: bad symbol name '%s'", ev->tpl->name, spec);
+		return pgbt_fail(err, "%s: bad symbol name '%s'", ev->scope.name, spec);
 	for (int i = 0; i < n; i++) {
 		if (pgbt_elf_symbol(ev->t->elf, alts[i], &sym, err) == 0) {
 			snprintf(ret, len, "%s", alts[i]);
@@ -167,7 +161,7 @@ static int eval_address(struct pgbt_eval *ev, const char *expr, uint64_t *ret,
 	if (arrow || *end == '.')
 		pgbt_trim(end + (arrow ? 2 : 1), strlen(end + (arrow ? 2 : 1)), member, sizeof(member));
 	else if (*end)
-		return pgbt_fail(err, "%s: cannot understand {{ %s }}", ev->tpl->name, expr);
+		return pgbt_fail(err, "%s: cannot understand {{ %s }}", ev->scope.name, expr);
 
 	if (pick_symbol(ev, spec, name, sizeof(name), err) < 0)
 		return -1;
@@ -182,7 +176,7 @@ static int eval_address(struct pgbt_eval *ev, const char *expr, uint64_t *ret,
 		return -1;
 	if (ptrs != (arrow ? 1 : 0))
 		return pgbt_fail(err, "%s: {{ %s }}: %s is %s with %d pointer level(s); use %s",
-				 ev->tpl->name, expr, name, type, ptrs, ptrs ? "->" : ".");
+				 ev->scope.name, expr, name, type, ptrs, ptrs ? "->" : ".");
 	if (pgbt_target_member(ev->t, type, member, &off, &size, h2, err) < 0)
 		return -1;
 	if (arrow) {
@@ -210,13 +204,13 @@ static int eval_type_fn(struct pgbt_eval *ev, bool is_offsetof, const char *args
 	int n;
 
 	if (is_offsetof && !comma)
-		return pgbt_fail(err, "%s: offsetof needs (TYPE, MEMBER)", ev->tpl->name);
+		return pgbt_fail(err, "%s: offsetof needs (TYPE, MEMBER)", ev->scope.name);
 	pgbt_trim(args, is_offsetof ? (size_t)(comma - args) : strlen(args), typespec, sizeof(typespec));
 	if (is_offsetof)
 		pgbt_trim(comma + 1, strlen(comma + 1), member, sizeof(member));
 	n = split_alts(typespec, alts);
 	if (n == 0)
-		return pgbt_fail(err, "%s: bad type name '%s'", ev->tpl->name, typespec);
+		return pgbt_fail(err, "%s: bad type name '%s'", ev->scope.name, typespec);
 	for (int i = 0; i < n; i++) {
 		int rc = is_offsetof
 			? pgbt_target_member(ev->t, alts[i], member, ret, &size, how, err)
@@ -278,7 +272,7 @@ static int eval_builtin(struct pgbt_eval *ev, const char *expr, char *out, size_
 		}
 		if (!main)
 			return pgbt_fail(err, "%s: {{ %s }}: postmaster %d has no shared mapping",
-					 ev->tpl->name, expr, (int)ev->t->pid);
+					 ev->scope.name, expr, (int)ev->t->pid);
 		format_number(main->start, true, out, outlen);
 		if (!seen(ev, expr))
 			pgbt_buf_printf(&ev->prov, "//   %s = %s (the postmaster's largest shared "
@@ -311,7 +305,7 @@ static int eval_bpftrace_cond(struct pgbt_eval *ev, const char *cond, bool *ret,
 {
 	static const char *ops[] = { ">=", "<=", "==", "!=", ">", "<" };
 	struct pgbt_bpftrace oldest;
-	const struct pgbt_bpftrace *bt = ev->tpl->bpftrace;
+	const struct pgbt_bpftrace *bt = ev->scope.bpftrace;
 	char want[64];
 	int v[3], c;
 
@@ -337,7 +331,7 @@ static int eval_bpftrace_cond(struct pgbt_eval *ev, const char *cond, bool *ret,
 		return 0;
 	}
 	return pgbt_fail(err, "%s: cannot understand the condition 'bpftrace%s' (want "
-			 "bpftrace OP X.Y)", ev->tpl->name, cond);
+			 "bpftrace OP X.Y)", ev->scope.name, cond);
 }
 
 static int eval_loop_var(struct pgbt_eval *ev, const char *expr, char *out, size_t outlen)
@@ -390,11 +384,11 @@ static int eval_sum(struct pgbt_eval *ev, const char *expr, char *out, size_t ou
 		return -1;
 	a = strtoull(lv, &end, 0);
 	if (!isdigit((unsigned char)lv[0]) || *end)
-		return pgbt_fail(err, "%s: {{ %s }}: '%s' is %s, not a number", ev->tpl->name,
+		return pgbt_fail(err, "%s: {{ %s }}: '%s' is %s, not a number", ev->scope.name,
 				 expr, lhs, lv);
 	b = strtoull(rv, &end, 0);
 	if (!isdigit((unsigned char)rv[0]) || *end)
-		return pgbt_fail(err, "%s: {{ %s }}: '%s' is %s, not a number", ev->tpl->name,
+		return pgbt_fail(err, "%s: {{ %s }}: '%s' is %s, not a number", ev->scope.name,
 				 expr, plus + 1, rv);
 	format_number(a + b, strncmp(lv, "0x", 2) == 0 || strncmp(rv, "0x", 2) == 0,
 		      out, outlen);
@@ -410,27 +404,27 @@ static int eval_in_backend(struct pgbt_eval *ev, const char *expr, const char *a
 			   char *out, size_t outlen, struct pgbt_err *err)
 {
 	const char *comma = strchr(args, ',');
-	const struct pgbt_param *p = NULL;
+	const struct pgbt_var *p = NULL;
 	char name[64], inner[512];
 	pid_t saved = ev->in_pid;
 	long pid;
 	int rc;
 
 	if (!comma)
-		return pgbt_fail(err, "%s: {{ %s }}: want backend($PARAM, EXPR)", ev->tpl->name, expr);
+		return pgbt_fail(err, "%s: {{ %s }}: want backend($PARAM, EXPR)", ev->scope.name, expr);
 	pgbt_trim(args, (size_t)(comma - args), name, sizeof(name));
 	pgbt_trim(comma + 1, strlen(comma + 1), inner, sizeof(inner));
 	if (name[0] == '$')
-		p = pgbt_template_param(ev->tpl, name + 1);
-	if (!p || p->type != PARAM_BACKEND)
+		p = var_in(ev->scope.params, ev->scope.nparams, name + 1);
+	if (!p || !p->backend)
 		return pgbt_fail(err, "%s: {{ %s }}: '%s' is not a parameter of type backend",
-				 ev->tpl->name, expr, name);
+				 ev->scope.name, expr, name);
 	if (need_live(ev, expr, err) < 0)
 		return -1;
-	pid = strtol(p->set ? p->value : p->def, NULL, 10);
+	pid = strtol(p->value, NULL, 10);
 	if (pid <= 0)
 		return pgbt_fail(err, "%s: this needs %s=PID, one backend of the server "
-				 "(pg_stat_activity.pid)", ev->tpl->name, p->name);
+				 "(pg_stat_activity.pid)", ev->scope.name, p->name);
 	ev->in_pid = (pid_t)pid;
 	rc = pgbt_eval(ev, inner, out, outlen, err);
 	ev->in_pid = saved;
@@ -450,25 +444,25 @@ int pgbt_eval(struct pgbt_eval *ev, const char *expr_in, char *out, size_t outle
 
 	pgbt_trim(expr_in, strlen(expr_in), expr, sizeof(expr));
 	if (!expr[0])
-		return pgbt_fail(err, "%s: empty {{ }}", ev->tpl->name);
+		return pgbt_fail(err, "%s: empty {{ }}", ev->scope.name);
 
-	for (size_t i = 0; i < ev->tpl->nlets; i++) {
-		if (strcmp(ev->tpl->lets[i].name, expr) != 0)
+	for (size_t i = 0; i < ev->scope.nlets; i++) {
+		if (strcmp(ev->scope.lets[i].name, expr) != 0)
 			continue;
 		if (ev->depth > 8)
-			return pgbt_fail(err, "%s: 'let %s' refers to itself", ev->tpl->name, expr);
+			return pgbt_fail(err, "%s: 'let %s' refers to itself", ev->scope.name, expr);
 		ev->depth++;
-		rc = pgbt_eval(ev, ev->tpl->lets[i].expr, out, outlen, err);
+		rc = pgbt_eval(ev, ev->scope.lets[i].value, out, outlen, err);
 		ev->depth--;
 		return rc;
 	}
 	if (expr[0] == '$') {
 		const char *val = param_value(ev, expr + 1);
-		if (!val && ev->inc)
+		if (!val && ev->scope.fragment)
 			return pgbt_fail(err, "%s: fragment %s: {{ %s }}: no such argument or "
-					 "parameter", ev->tpl->name, ev->inc->name, expr);
+					 "parameter", ev->scope.name, ev->scope.fragment, expr);
 		if (!val)
-			return pgbt_fail(err, "%s: {{ %s }}: no such parameter", ev->tpl->name, expr);
+			return pgbt_fail(err, "%s: {{ %s }}: no such parameter", ev->scope.name, expr);
 		snprintf(out, outlen, "%s", val);
 		return 0;
 	}
@@ -477,7 +471,7 @@ int pgbt_eval(struct pgbt_eval *ev, const char *expr_in, char *out, size_t outle
 	if ((rc = eval_loop_var(ev, expr, out, outlen)) == 0)
 		return 0;
 	if (call_args(expr, "error", args, sizeof(args)))
-		return pgbt_fail(err, "%s: %s", ev->tpl->name, args);
+		return pgbt_fail(err, "%s: %s", ev->scope.name, args);
 	if ((rc = eval_sum(ev, expr, out, outlen, err)) <= 0)
 		return rc;
 	if (call_args(expr, "backend", args, sizeof(args)))
@@ -487,7 +481,7 @@ int pgbt_eval(struct pgbt_eval *ev, const char *expr_in, char *out, size_t outle
 		errno = 0;
 		strtoull(expr, &end, 0);
 		if (*end || errno)
-			return pgbt_fail(err, "%s: {{ %s }}: not a number", ev->tpl->name, expr);
+			return pgbt_fail(err, "%s: {{ %s }}: not a number", ev->scope.name, expr);
 		snprintf(out, outlen, "%s", expr);
 		return 0;
 	}
@@ -513,10 +507,10 @@ int pgbt_eval(struct pgbt_eval *ev, const char *expr_in, char *out, size_t outle
 		format_number(v, false, out, outlen);
 	} else if (is_ident(expr)) {
 		if (pgbt_target_enumerator(ev->t, expr, &sv, how, err) < 0)
-			return pgbt_fail_prefix(err, "%s: {{ %s }}", ev->tpl->name, expr);
+			return pgbt_fail_prefix(err, "%s: {{ %s }}", ev->scope.name, expr);
 		snprintf(out, outlen, sv < 0 ? "%" PRId64 : "0x%" PRIx64, sv);
 	} else {
-		return pgbt_fail(err, "%s: cannot understand {{ %s }}", ev->tpl->name, expr);
+		return pgbt_fail(err, "%s: cannot understand {{ %s }}", ev->scope.name, expr);
 	}
 	if (!seen(ev, expr))
 		pgbt_buf_printf(&ev->prov, "//   %s = %s (%s)\n", expr, out, how);
@@ -558,7 +552,7 @@ static int eval_compare(struct pgbt_eval *ev, const char *cond, bool *ret, struc
 		}
 		return 0;
 	}
-	return pgbt_fail(err, "%s: cannot understand the condition '%s'", ev->tpl->name, cond);
+	return pgbt_fail(err, "%s: cannot understand the condition '%s'", ev->scope.name, cond);
 }
 
 int pgbt_eval_cond(struct pgbt_eval *ev, const char *cond_in, bool *ret, struct pgbt_err *err)
@@ -590,7 +584,7 @@ int pgbt_eval_cond(struct pgbt_eval *ev, const char *cond_in, bool *ret, struct 
 		return 0;
 	}
 	if (strcmp(cond, "connected") == 0) {
-		*ret = ev->tpl->ntables > 0;
+		*ret = ev->scope.connected;
 		return 0;
 	}
 	if (strcmp(cond, "live") == 0) {
@@ -609,7 +603,7 @@ int pgbt_eval_cond(struct pgbt_eval *ev, const char *cond_in, bool *ret, struct 
 	if (call_args(cond, "usdt", args, sizeof(args))) {
 		char *colon = strchr(args, ':');
 		if (!colon)
-			return pgbt_fail(err, "%s: usdt() needs PROVIDER:NAME", ev->tpl->name);
+			return pgbt_fail(err, "%s: usdt() needs PROVIDER:NAME", ev->scope.name);
 		*colon = '\0';
 		*ret = pgbt_usdt_find(&ev->t->usdt, args, colon + 1) != NULL;
 		return 0;

@@ -4,11 +4,12 @@
 #ifndef PGBT_EXPR_H
 #define PGBT_EXPR_H
 
+#include "bpftrace.h"
 #include "buf.h"
 #include "dwarf.h"
 #include "err.h"
+#include "rows.h"
 #include "target.h"
-#include "template.h"
 
 #include <stdbool.h>
 
@@ -21,14 +22,31 @@ struct pgbt_binding {
 	size_t row;
 };
 
+/* A name and what it stands for: a parameter's value, a fragment's
+ * argument, or a let's expression. */
+struct pgbt_var {
+	const char *name, *value;
+	bool backend;                   /* a parameter of type backend (a PID) */
+};
+
+/* What the template being rendered gives its expressions to read. */
+struct pgbt_scope {
+	const char *name;               /* the template's, for messages */
+	const struct pgbt_var *lets, *params;
+	size_t nlets, nparams;
+	const char *fragment;           /* the fragment being rendered, or NULL */
+	const struct pgbt_var *args;    /* its arguments, which hide parameters */
+	size_t nargs;
+	const struct pgbt_bpftrace *bpftrace;   /* NULL: the oldest supported */
+	bool connected;                 /* given rows from a connection (-d) */
+};
+
 struct pgbt_eval {
 	struct pgbt_target *t;
-	const struct pgbt_template *tpl;
+	struct pgbt_scope scope;
 	struct pgbt_binding loop[4];
 	size_t nloop;
 	int depth;                      /* of let expansion, against cycles */
-	const struct pgbt_include *inc; /* the fragment being rendered, whose
-					   arguments hide parameters */
 	pid_t in_pid;                   /* whose memory is read: a backend
 					   inside backend(), else 0 (postmaster) */
 	struct pgbt_buf prov;           /* "//   EXPR = VALUE ..." lines */
@@ -41,8 +59,5 @@ int pgbt_eval(struct pgbt_eval *ev, const char *expr, char *out, size_t outlen,
 int pgbt_eval_cond(struct pgbt_eval *ev, const char *cond, bool *ret,
 		   struct pgbt_err *err);
 void pgbt_eval_free(struct pgbt_eval *ev);
-
-/* Copies s without leading/trailing blanks into out. */
-void pgbt_trim(const char *s, size_t n, char *out, size_t outlen);
 
 #endif

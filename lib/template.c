@@ -335,7 +335,10 @@ struct enum_seen {
 #define ENUMS_SEEN_MAX 16
 
 struct render {
+	const struct pgbt_template *tpl;
 	struct pgbt_eval ev;
+	struct pgbt_var params[PGBT_MAX_PARAMS], lets[PGBT_MAX_LETS];
+	struct pgbt_var args[PGBT_MAX_INCLUDES][PGBT_MAX_ARGS];    /* each include's */
 	const char *text;       /* start of the template, for line numbers */
 	bool marked;            /* provenance mark emitted */
 	struct enum_seen enums[ENUMS_SEEN_MAX];
@@ -404,19 +407,19 @@ static int render_rows_for(struct render *r, const struct pgbt_node *f, struct p
 	if (sscanf(f->inner, "for %31s in %63s limit %255[^\n]", var, what, limit) < 2 ||
 	    r->ev.nloop == sizeof(r->ev.loop) / sizeof(r->ev.loop[0]))
 		return pgbt_fail(err, "%s:%d: cannot understand {{ %s }} (want: for X in enum(TYPE) "
-				 "or for X in ROWS [limit N])", r->ev.tpl->name, line_of(r, f->open),
+				 "or for X in ROWS [limit N])", r->tpl->name, line_of(r, f->open),
 				 f->inner);
 	if (limit[0]) {
 		if (pgbt_eval(&r->ev, limit, value, sizeof(value), err) < 0)
-			return pgbt_fail_prefix(err, "%s:%d", r->ev.tpl->name, line_of(r, f->open));
+			return pgbt_fail_prefix(err, "%s:%d", r->tpl->name, line_of(r, f->open));
 		max = (size_t)strtoull(value, &endp, 10);
 		if (*endp || !value[0] || value[0] == '-')
-			return pgbt_fail(err, "%s:%d: limit %s = '%s': not a count", r->ev.tpl->name,
+			return pgbt_fail(err, "%s:%d: limit %s = '%s': not a count", r->tpl->name,
 					 line_of(r, f->open), limit, value);
 	}
-	for (size_t i = 0; i < r->ev.tpl->ntables; i++)
-		if (strcmp(r->ev.tpl->tables[i]->name, what) == 0)
-			rows = r->ev.tpl->tables[i];
+	for (size_t i = 0; i < r->tpl->ntables; i++)
+		if (strcmp(r->tpl->tables[i]->name, what) == 0)
+			rows = r->tpl->tables[i];
 	if (rows) {
 		n = rows->nrows < max ? rows->nrows : max;
 		pgbt_buf_printf(&r->ev.prov, "//   %s: %zu of %zu rows (%s)%s\n", what, n,
@@ -438,10 +441,10 @@ static int render_strings_for(struct render *r, const struct pgbt_node *f,
 	if (sscanf(f->inner, "for %31s in strings(%255[^)])", var, what) != 2 ||
 	    r->ev.nloop == sizeof(r->ev.loop) / sizeof(r->ev.loop[0]))
 		return pgbt_fail(err, "%s:%d: cannot understand {{ %s }} (want: for X in "
-				 "strings(ARRAY))", r->ev.tpl->name, line_of(r, f->open), f->inner);
+				 "strings(ARRAY))", r->tpl->name, line_of(r, f->open), f->inner);
 	/* 63: bpftrace's default string size, with its NUL */
 	if (pgbt_target_strings(r->ev.t, what, 63, &rows, how, err) < 0)
-		return pgbt_fail_prefix(err, "%s:%d", r->ev.tpl->name, line_of(r, f->open));
+		return pgbt_fail_prefix(err, "%s:%d", r->tpl->name, line_of(r, f->open));
 	pgbt_buf_printf(&r->ev.prov, "//   strings(%s): %s\n", what, how);
 	rc = render_rows(r, f, var, &rows, rows.nrows, out, err);
 	pgbt_rows_free(&rows);
@@ -489,9 +492,9 @@ static int render_for(struct render *r, const struct pgbt_node *f, struct pgbt_b
 	if (sscanf(f->inner, "for %31s in enum(%255[^)]) %n", var, what, &used) != 2 ||
 	    r->ev.nloop == sizeof(r->ev.loop) / sizeof(r->ev.loop[0]))
 		return pgbt_fail(err, "%s:%d: cannot understand {{ %s }} (want: for X in enum(TYPE))",
-				 r->ev.tpl->name, line_of(r, f->open), f->inner);
+				 r->tpl->name, line_of(r, f->open), f->inner);
 	if (enum_lookup(r, what, &items, &n, err) < 0)
-		return pgbt_fail_prefix(err, "%s:%d", r->ev.tpl->name, line_of(r, f->open));
+		return pgbt_fail_prefix(err, "%s:%d", r->tpl->name, line_of(r, f->open));
 	snprintf(r->ev.loop[r->ev.nloop].name, sizeof(r->ev.loop[0].name), "%s", var);
 	r->ev.nloop++;
 	for (size_t i = 0; i < n && rc == 0; i++) {
@@ -511,6 +514,39 @@ static const struct pgbt_include *include_at(const struct pgbt_template *tpl, si
 	return NULL;
 }
 
+/* What the evaluator reads: the template's parameters and lets. */
+static void scope_init(struct render *r)
+{
+	const struct pgbt_template *tpl = r->tpl;
+
+	for (size_t i = 0; i < tpl->nparams; i++) {
+		const struct pgbt_param *p = &tpl->params[i];
+		r->params[i] = (struct pgbt_var){ p->name, p->set ? p->value : p->def,
+						  p->type == PARAM_BACKEND };
+	}
+	for (size_t i = 0; i < tpl->nlets; i++)
+		r->lets[i] = (struct pgbt_var){ tpl->lets[i].name, tpl->lets[i].expr, false };
+	for (size_t i = 0; i < tpl->nincludes; i++)
+		for (size_t j = 0; j < tpl->includes[i].nargs; j++)
+			r->args[i][j] = (struct pgbt_var){ tpl->includes[i].keys[j],
+							   tpl->includes[i].values[j], false };
+	r->ev.scope = (struct pgbt_scope){
+		.name = tpl->name,
+		.lets = r->lets, .nlets = tpl->nlets,
+		.params = r->params, .nparams = tpl->nparams,
+		.bpftrace = tpl->bpftrace,
+		.connected = tpl->ntables > 0,
+	};
+}
+
+/* The evaluator reads inc's arguments (NULL: outside any fragment). */
+static void in_fragment(struct render *r, const struct pgbt_include *inc)
+{
+	r->ev.scope.fragment = inc ? inc->name : NULL;
+	r->ev.scope.args = inc ? r->args[inc - r->tpl->includes] : NULL;
+	r->ev.scope.nargs = inc ? inc->nargs : 0;
+}
+
 static int render(struct render *r, const struct pgbt_node *v, size_t n, struct pgbt_buf *out,
 		  struct pgbt_err *err)
 {
@@ -524,7 +560,7 @@ static int render(struct render *r, const struct pgbt_node *v, size_t n, struct 
 			emit_literal(r, out, node->from, node->to);
 			continue;
 		}
-		r->ev.inc = include_at(r->ev.tpl, (size_t)(node->open - r->text));
+		in_fragment(r, include_at(r->tpl, (size_t)(node->open - r->text)));
 		if (node->kind == NODE_FOR) {
 			if (render_for(r, node, out, err) < 0)
 				return -1;
@@ -547,7 +583,7 @@ static int render(struct render *r, const struct pgbt_node *v, size_t n, struct 
 static void provenance(struct render *r, struct pgbt_buf *b)
 {
 	struct pgbt_target *t = r->ev.t;
-	const struct pgbt_template *tpl = r->ev.tpl;
+	const struct pgbt_template *tpl = r->tpl;
 	char types[2048];
 
 	pgbt_buf_printf(b, "// Rendered by pgbt-gen %s from %s (%s).\n", PGBT_VERSION,
@@ -664,12 +700,13 @@ static int check_backends(const struct pgbt_template *tpl, const struct pgbt_tar
 int pgbt_template_render(const struct pgbt_template *tpl, struct pgbt_target *t,
 			 char **ret, struct pgbt_err *err)
 {
-	struct render r = { .ev = { .t = t, .tpl = tpl }, .text = tpl->text };
+	struct render r = { .tpl = tpl, .ev = { .t = t }, .text = tpl->text };
 	struct pgbt_buf body = {0}, out = {0};
 	char *mark;
 	int rc;
 
 	*ret = NULL;
+	scope_init(&r);
 	rc = check_backends(tpl, t, err);
 	if (rc == 0)
 		rc = render(&r, tpl->nodes, tpl->nnodes, &body, err);

@@ -1,6 +1,6 @@
 #include "template_tree.h"
 
-#include "expr.h"
+#include "buf.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
