@@ -4,7 +4,7 @@
  *   pgbt-gen xid-rate | sudo bpftrace -
  *
  * The pipeline: choose the target (options.c) -> read its binary and
- * process (lib/target.c) -> render the template (lib/template.c). On any
+ * process (lib/target.c) -> render the template (lib/template_render.c). On any
  * error nothing reaches stdout, so `| bpftrace -` never runs half a script. */
 #include "cli.h"
 

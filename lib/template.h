@@ -50,7 +50,7 @@ struct pgbt_include {
 	size_t nargs;
 };
 
-/* A piece of a parsed template (lib/template.c): text, a value, a block. */
+/* A piece of a parsed template (lib/template_tree.h): text, a value, a block. */
 struct pgbt_node;
 
 struct pgbt_template {

@@ -2,7 +2,7 @@
  * tags, the value tags, and the {{if}} and {{for}} blocks with what they
  * hold. Rendering, a template's needs and its fragments' argument checks
  * walk this tree instead of reading the text again. Internal to the
- * template code (lib/template.c). */
+ * template code (lib/template*.c). */
 #ifndef PGBT_TEMPLATE_TREE_H
 #define PGBT_TEMPLATE_TREE_H
 
@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #define PGBT_MAX_TAG 511        /* bytes between the braces of one tag */
+#define DIRECTIVE "//@"         /* starts a line for pgbt-gen, never rendered */
 
 enum pgbt_node_kind { NODE_TEXT, NODE_VALUE, NODE_IF, NODE_FOR };
 

@@ -1,4 +1,4 @@
-/* libFuzzer target: load a template with its fragments (lib/template.c),
+/* libFuzzer target: load a template with its fragments (lib/template_include.c),
  * ask its needs, and render it for an offline target (a stripped fixture:
  * types from the built-in layout, no process).
  *

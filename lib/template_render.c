@@ -1,0 +1,426 @@
+/* Rendering: a parsed template's tree filled in for one target, after
+ * the provenance block that says where every value came from. */
+#include "template.h"
+
+#include "buf.h"
+#include "expr.h"
+#include "proc.h"
+#include "template_tree.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PROVENANCE_MARK "\001"
+
+/* An enumeration a {{for}} walked: looked up once per render, so a loop
+ * inside another neither scans the layout nor adds a provenance line on
+ * every pass of the outer one. */
+struct enum_seen {
+	char type[256];
+	struct pgbt_enumerator *items;
+	size_t n;
+};
+
+#define ENUMS_SEEN_MAX 16
+
+struct render {
+	const struct pgbt_template *tpl;
+	struct pgbt_eval ev;
+	struct pgbt_var params[PGBT_MAX_PARAMS], lets[PGBT_MAX_LETS];
+	struct pgbt_var args[PGBT_MAX_INCLUDES][PGBT_MAX_ARGS];    /* each include's */
+	const char *text;       /* start of the template, for line numbers */
+	bool marked;            /* provenance mark emitted */
+	struct enum_seen enums[ENUMS_SEEN_MAX];
+	size_t nenums;
+};
+
+static int line_of(const struct render *r, const char *at)
+{
+	return pgbt_line_in(r->text, at);
+}
+
+/* Copies literal text, dropping "//@" lines; the first becomes the mark
+ * where the provenance block goes. */
+static void emit_literal(struct render *r, struct pgbt_buf *out, const char *p, const char *e)
+{
+	while (p < e) {
+		const char *nl = memchr(p, '\n', (size_t)(e - p));
+		const char *next = nl ? nl + 1 : e;
+		bool line_start = p == r->text || p[-1] == '\n';
+
+		if (line_start && (size_t)(e - p) >= strlen(DIRECTIVE) &&
+		    strncmp(p, DIRECTIVE, strlen(DIRECTIVE)) == 0) {
+			if (!r->marked)
+				pgbt_buf_add(out, PROVENANCE_MARK "\n", 2);
+			r->marked = true;
+		} else {
+			pgbt_buf_add(out, p, (size_t)(next - p));
+		}
+		p = next;
+	}
+}
+
+static int render(struct render *r, const struct pgbt_node *v, size_t n, struct pgbt_buf *out,
+		  struct pgbt_err *err);
+
+/* A {{for}}'s body once for each of the first n rows, with var bound to
+ * the row ({{VAR.COLUMN}}). */
+static int render_rows(struct render *r, const struct pgbt_node *f, const char *var,
+		       const struct pgbt_rows *rows, size_t n, struct pgbt_buf *out,
+		       struct pgbt_err *err)
+{
+	int rc = 0;
+
+	snprintf(r->ev.loop[r->ev.nloop].name, sizeof(r->ev.loop[0].name), "%s", var);
+	r->ev.loop[r->ev.nloop].rows = rows;
+	r->ev.loop[r->ev.nloop].item = NULL;
+	r->ev.nloop++;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		r->ev.loop[r->ev.nloop - 1].row = i;
+		rc = render(r, f->body, f->nbody, out, err);
+	}
+	r->ev.nloop--;
+	r->ev.loop[r->ev.nloop].rows = NULL;
+	return rc;
+}
+
+/* {{for R in NAME [limit EXPR]}}: one iteration per row the generator was
+ * given (none when it was given no such rows), at most EXPR of them. */
+static int render_rows_for(struct render *r, const struct pgbt_node *f, struct pgbt_buf *out,
+			   struct pgbt_err *err)
+{
+	char var[32], what[64], limit[256] = "", value[64], *endp;
+	const struct pgbt_rows *rows = NULL;
+	size_t n = 0, max = (size_t)-1;
+
+	if (sscanf(f->inner, "for %31s in %63s limit %255[^\n]", var, what, limit) < 2 ||
+	    r->ev.nloop == sizeof(r->ev.loop) / sizeof(r->ev.loop[0]))
+		return pgbt_fail(err, "%s:%d: cannot understand {{ %s }} (want: for X in enum(TYPE) "
+				 "or for X in ROWS [limit N])", r->tpl->name, line_of(r, f->open),
+				 f->inner);
+	if (limit[0]) {
+		if (pgbt_eval(&r->ev, limit, value, sizeof(value), err) < 0)
+			return pgbt_fail_prefix(err, "%s:%d", r->tpl->name, line_of(r, f->open));
+		max = (size_t)strtoull(value, &endp, 10);
+		if (*endp || !value[0] || value[0] == '-')
+			return pgbt_fail(err, "%s:%d: limit %s = '%s': not a count", r->tpl->name,
+					 line_of(r, f->open), limit, value);
+	}
+	for (size_t i = 0; i < r->tpl->ntables; i++)
+		if (strcmp(r->tpl->tables[i]->name, what) == 0)
+			rows = r->tpl->tables[i];
+	if (rows) {
+		n = rows->nrows < max ? rows->nrows : max;
+		pgbt_buf_printf(&r->ev.prov, "//   %s: %zu of %zu rows (%s)%s\n", what, n,
+				rows->nrows, rows->origin,
+				n < rows->nrows ? "; the rest print as OIDs" : "");
+	}
+	return render_rows(r, f, var, rows, n, out, err);
+}
+
+/* {{for S in strings(ARRAY)}}: one iteration per element of a global
+ * array of C strings in the running server ({{S.index}}, {{S.value}}). */
+static int render_strings_for(struct render *r, const struct pgbt_node *f,
+			      struct pgbt_buf *out, struct pgbt_err *err)
+{
+	char var[32], what[256], how[PGBT_HOW_LEN];
+	struct pgbt_rows rows;
+	int rc;
+
+	if (sscanf(f->inner, "for %31s in strings(%255[^)])", var, what) != 2 ||
+	    r->ev.nloop == sizeof(r->ev.loop) / sizeof(r->ev.loop[0]))
+		return pgbt_fail(err, "%s:%d: cannot understand {{ %s }} (want: for X in "
+				 "strings(ARRAY))", r->tpl->name, line_of(r, f->open), f->inner);
+	/* 63: bpftrace's default string size, with its NUL */
+	if (pgbt_target_strings(r->ev.t, what, 63, &rows, how, err) < 0)
+		return pgbt_fail_prefix(err, "%s:%d", r->tpl->name, line_of(r, f->open));
+	pgbt_buf_printf(&r->ev.prov, "//   strings(%s): %s\n", what, how);
+	rc = render_rows(r, f, var, &rows, rows.nrows, out, err);
+	pgbt_rows_free(&rows);
+	return rc;
+}
+
+/* The enumerators of type, from the target on first use (with their
+ * provenance line), after that from r's cache. */
+static int enum_lookup(struct render *r, const char *type, struct pgbt_enumerator **items,
+		       size_t *n, struct pgbt_err *err)
+{
+	char how[PGBT_HOW_LEN];
+	struct enum_seen *seen;
+
+	for (size_t i = 0; i < r->nenums; i++)
+		if (strcmp(r->enums[i].type, type) == 0) {
+			*items = r->enums[i].items;
+			*n = r->enums[i].n;
+			return 0;
+		}
+	if (r->nenums == ENUMS_SEEN_MAX)
+		return pgbt_fail(err, "more than %d enumerations walked", ENUMS_SEEN_MAX);
+	if (pgbt_target_enum(r->ev.t, type, items, n, how, err) < 0)
+		return -1;
+	pgbt_buf_printf(&r->ev.prov, "//   enum(%s): %zu names (%s)\n", type, *n, how);
+	seen = &r->enums[r->nenums++];
+	snprintf(seen->type, sizeof(seen->type), "%s", type);
+	seen->items = *items;
+	seen->n = *n;
+	return 0;
+}
+
+static int render_for(struct render *r, const struct pgbt_node *f, struct pgbt_buf *out,
+		      struct pgbt_err *err)
+{
+	char var[32], what[256];
+	struct pgbt_enumerator *items = NULL;
+	size_t n = 0;
+	int used = 0, rc = 0;
+
+	if (strstr(f->inner, " strings("))
+		return render_strings_for(r, f, out, err);
+	if (!strstr(f->inner, " enum("))
+		return render_rows_for(r, f, out, err);
+	if (sscanf(f->inner, "for %31s in enum(%255[^)]) %n", var, what, &used) != 2 ||
+	    r->ev.nloop == sizeof(r->ev.loop) / sizeof(r->ev.loop[0]))
+		return pgbt_fail(err, "%s:%d: cannot understand {{ %s }} (want: for X in enum(TYPE))",
+				 r->tpl->name, line_of(r, f->open), f->inner);
+	if (enum_lookup(r, what, &items, &n, err) < 0)
+		return pgbt_fail_prefix(err, "%s:%d", r->tpl->name, line_of(r, f->open));
+	snprintf(r->ev.loop[r->ev.nloop].name, sizeof(r->ev.loop[0].name), "%s", var);
+	r->ev.nloop++;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		r->ev.loop[r->ev.nloop - 1].item = &items[i];
+		rc = render(r, f->body, f->nbody, out, err);
+	}
+	r->ev.nloop--;
+	return rc;
+}
+
+/* The fragment whose text holds offset at, or NULL. */
+static const struct pgbt_include *include_at(const struct pgbt_template *tpl, size_t at)
+{
+	for (size_t i = 0; i < tpl->nincludes; i++)
+		if (at >= tpl->includes[i].from && at < tpl->includes[i].to)
+			return &tpl->includes[i];
+	return NULL;
+}
+
+/* What the evaluator reads: the template's parameters and lets. */
+static void scope_init(struct render *r)
+{
+	const struct pgbt_template *tpl = r->tpl;
+
+	for (size_t i = 0; i < tpl->nparams; i++) {
+		const struct pgbt_param *p = &tpl->params[i];
+		r->params[i] = (struct pgbt_var){ p->name, p->set ? p->value : p->def,
+						  p->type == PARAM_BACKEND };
+	}
+	for (size_t i = 0; i < tpl->nlets; i++)
+		r->lets[i] = (struct pgbt_var){ tpl->lets[i].name, tpl->lets[i].expr, false };
+	for (size_t i = 0; i < tpl->nincludes; i++)
+		for (size_t j = 0; j < tpl->includes[i].nargs; j++)
+			r->args[i][j] = (struct pgbt_var){ tpl->includes[i].keys[j],
+							   tpl->includes[i].values[j], false };
+	r->ev.scope = (struct pgbt_scope){
+		.name = tpl->name,
+		.lets = r->lets, .nlets = tpl->nlets,
+		.params = r->params, .nparams = tpl->nparams,
+		.bpftrace = tpl->bpftrace,
+		.connected = tpl->ntables > 0,
+	};
+}
+
+/* The evaluator reads inc's arguments (NULL: outside any fragment). */
+static void in_fragment(struct render *r, const struct pgbt_include *inc)
+{
+	r->ev.scope.fragment = inc ? inc->name : NULL;
+	r->ev.scope.args = inc ? r->args[inc - r->tpl->includes] : NULL;
+	r->ev.scope.nargs = inc ? inc->nargs : 0;
+}
+
+static int render(struct render *r, const struct pgbt_node *v, size_t n, struct pgbt_buf *out,
+		  struct pgbt_err *err)
+{
+	char value[512];
+	bool cond;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct pgbt_node *node = &v[i];
+
+		if (node->kind == NODE_TEXT) {
+			emit_literal(r, out, node->from, node->to);
+			continue;
+		}
+		in_fragment(r, include_at(r->tpl, (size_t)(node->open - r->text)));
+		if (node->kind == NODE_FOR) {
+			if (render_for(r, node, out, err) < 0)
+				return -1;
+		} else if (node->kind == NODE_IF) {
+			if (pgbt_eval_cond(&r->ev, node->inner + 3, &cond, err) < 0)
+				return pgbt_fail_prefix(err, "line %d", line_of(r, node->open));
+			if (cond && render(r, node->body, node->nbody, out, err) < 0)
+				return -1;
+			if (!cond && render(r, node->els, node->nels, out, err) < 0)
+				return -1;
+		} else {
+			if (pgbt_eval(&r->ev, node->inner, value, sizeof(value), err) < 0)
+				return -1;
+			pgbt_buf_add(out, value, strlen(value));
+		}
+	}
+	return 0;
+}
+
+static void provenance(struct render *r, struct pgbt_buf *b)
+{
+	struct pgbt_target *t = r->ev.t;
+	const struct pgbt_template *tpl = r->tpl;
+	char types[2048];
+
+	pgbt_buf_printf(b, "// Rendered by pgbt-gen %s from %s (%s).\n", PGBT_VERSION,
+			tpl->name, tpl->origin);
+	pgbt_buf_printf(b, "// binary:     %s\n", t->path);
+	if (strcmp(t->path, t->exe) != 0)
+		pgbt_buf_printf(b, "//             (%s inside the process's root)\n", t->exe);
+	pgbt_buf_printf(b, "// build-id:   %s\n", pgbt_elf_build_id(t->elf)[0] ? pgbt_elf_build_id(t->elf) : "none");
+	pgbt_buf_printf(b, "// version:    %s\n", t->version);
+	if (t->pid) {
+		pgbt_buf_printf(b, "// postmaster: PID %d", (int)t->pid);
+		if (t->named_pid && t->named_pid != t->pid)
+			pgbt_buf_printf(b, " (parent of the named PID %d)", (int)t->named_pid);
+		pgbt_buf_printf(b, ", data directory %s", t->datadir);
+		if (strcmp(t->datadir, t->datadir_inside) != 0)
+			pgbt_buf_printf(b, " (%s inside)", t->datadir_inside);
+		if (t->datadir_version[0])
+			pgbt_buf_printf(b, " (PG_VERSION %s)", t->datadir_version);
+		pgbt_buf_printf(b, "\n");
+	} else {
+		pgbt_buf_printf(b, "// postmaster: none (rendered offline from the binary)\n");
+	}
+	if (t->types_opened) {
+		pgbt_target_types_origin(t, types, sizeof(types));
+		pgbt_buf_printf(b, "// types:      %s\n", types);
+	}
+	pgbt_buf_printf(b, "// USDT:       %zu probe sites in .note.stapsdt\n", t->usdt.n);
+	if (t->other_pidns)
+		pgbt_buf_printf(b, "// PIDs:       the server runs in its own PID namespace (its postmaster "
+				"is PID %d there, %d here, %d level%s below): printed PIDs are "
+				"the server's (pg_stat_activity.pid)\n", (int)t->nspid, (int)t->pid,
+				t->pidns_depth, t->pidns_depth == 1 ? "" : "s");
+	pgbt_buf_printf(b, "// bpftrace:   %s\n", tpl->bpftrace ? tpl->bpftrace->how :
+			"unknown: rendered for v" PGBT_BPFTRACE_OLDEST " and later");
+	if (tpl->nparams) {
+		pgbt_buf_printf(b, "// parameters:");
+		for (size_t i = 0; i < tpl->nparams; i++) {
+			const struct pgbt_param *p = &tpl->params[i];
+			pgbt_buf_printf(b, " %s=%s%s", p->name, p->set ? p->value : p->def,
+					p->set ? "" : " (default)");
+			if (p->named)
+				pgbt_buf_printf(b, " (PID %ld in the server's namespace)", p->named);
+		}
+		pgbt_buf_printf(b, "\n");
+	}
+	if (r->ev.prov.len) {
+		pgbt_buf_printf(b, "// resolved:\n");
+		pgbt_buf_add(b, r->ev.prov.s, r->ev.prov.len);
+	}
+}
+
+void pgbt_template_set_bpftrace(struct pgbt_template *tpl, const struct pgbt_bpftrace *bt)
+{
+	tpl->bpftrace = bt;
+}
+
+int pgbt_template_resolve_backends(struct pgbt_template *tpl, const struct pgbt_target *t,
+				   struct pgbt_err *err)
+{
+	for (size_t i = 0; i < tpl->nparams; i++) {
+		struct pgbt_param *p = &tpl->params[i];
+		pid_t host;
+		long named = strtol(p->set ? p->value : p->def, NULL, 10);
+
+		if (p->type != PARAM_BACKEND || named == 0 || !t->other_pidns)
+			continue;
+		if (named == t->nspid) {    /* check_backends: "is the postmaster" */
+			snprintf(p->value, sizeof(p->value), "%d", (int)t->pid);
+			p->set = true;
+			p->named = named;
+			continue;
+		}
+		if (pgbt_proc_child_by_nspid(t->pid, (pid_t)named, &host, err) < 0)
+			return pgbt_fail_prefix(err, "%s: %s=%ld (the server runs in its own PID "
+						"namespace; give the PID pg_stat_activity.pid shows)",
+						tpl->name, p->name, named);
+		snprintf(p->value, sizeof(p->value), "%d", (int)host);
+		p->set = true;
+		p->named = named;
+	}
+	return 0;
+}
+
+/* A backend parameter other than 0 names a live child of the postmaster. */
+static int check_backends(const struct pgbt_template *tpl, const struct pgbt_target *t,
+			  struct pgbt_err *err)
+{
+	for (size_t i = 0; i < tpl->nparams; i++) {
+		const struct pgbt_param *p = &tpl->params[i];
+		const char *v = p->set ? p->value : p->def;
+		pid_t pid = (pid_t)strtol(v, NULL, 10), parent = 0;
+		struct pgbt_err ignored;
+
+		if (p->type != PARAM_BACKEND || pid == 0)
+			continue;
+		if (!t->pid)
+			return pgbt_fail(err, "%s: %s=%d names a backend, which needs a running "
+					 "server; name it with -p PID or -D DATADIR instead of --bin",
+					 tpl->name, p->name, (int)pid);
+		if (pid == t->pid)
+			return pgbt_fail(err, "%s: %s=%d is the postmaster; name one of its backends "
+					 "(pg_stat_activity.pid)", tpl->name, p->name, (int)pid);
+		if (!pgbt_proc_exists(pid) || pgbt_proc_ppid(pid, &parent, &ignored) < 0)
+			return pgbt_fail(err, "%s: %s=%d: no such process", tpl->name, p->name,
+					 (int)pid);
+		if (parent != t->pid)
+			return pgbt_fail(err, "%s: %s=%d is not a backend of postmaster %d (its parent "
+					 "is %d); see pg_stat_activity.pid", tpl->name, p->name,
+					 (int)pid, (int)t->pid, (int)parent);
+	}
+	return 0;
+}
+
+int pgbt_template_render(const struct pgbt_template *tpl, struct pgbt_target *t,
+			 char **ret, struct pgbt_err *err)
+{
+	struct render r = { .tpl = tpl, .ev = { .t = t }, .text = tpl->text };
+	struct pgbt_buf body = {0}, out = {0};
+	char *mark;
+	int rc;
+
+	*ret = NULL;
+	scope_init(&r);
+	rc = check_backends(tpl, t, err);
+	if (rc == 0)
+		rc = render(&r, tpl->nodes, tpl->nnodes, &body, err);
+	if (rc == 0 && body.oom)
+		rc = pgbt_fail(err, "%s: out of memory", tpl->name);
+	if (rc == 0) {
+		mark = body.s ? strstr(body.s, PROVENANCE_MARK "\n") : NULL;
+		if (mark)
+			pgbt_buf_add(&out, body.s, (size_t)(mark - body.s));
+		provenance(&r, &out);
+		if (mark)
+			pgbt_buf_add(&out, mark + 2, strlen(mark + 2));
+		else if (body.s)
+			pgbt_buf_add(&out, body.s, body.len);
+		if (out.oom)
+			rc = pgbt_fail(err, "%s: out of memory", tpl->name);
+		else
+			*ret = out.s;
+	}
+	if (rc < 0)
+		pgbt_buf_free(&out);
+	pgbt_buf_free(&body);
+	pgbt_eval_free(&r.ev);
+	for (size_t i = 0; i < r.nenums; i++)
+		free(r.enums[i].items);
+	return rc;
+}
