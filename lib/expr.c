@@ -96,7 +96,7 @@ static int pick_symbol(struct pgbt_eval *ev, const char *spec, char *ret, size_t
 	int n = split_alts(spec, alts);
 
 	if (n == 0)
-		return pgbt_fail(err, "%s: bad symbol name '%s'", ev->scope.name, spec);
+		return pgbt_fail(err, "%s: bad symbol name '%s'", ev->scope.where, spec);
 	for (int i = 0; i < n; i++) {
 		if (pgbt_elf_symbol(ev->t->elf, alts[i], &sym, err) == 0) {
 			snprintf(ret, len, "%s", alts[i]);
@@ -161,7 +161,7 @@ static int eval_address(struct pgbt_eval *ev, const char *expr, uint64_t *ret,
 	if (arrow || *end == '.')
 		pgbt_trim(end + (arrow ? 2 : 1), strlen(end + (arrow ? 2 : 1)), member, sizeof(member));
 	else if (*end)
-		return pgbt_fail(err, "%s: cannot understand {{ %s }}", ev->scope.name, expr);
+		return pgbt_fail(err, "%s: cannot understand {{ %s }}", ev->scope.where, expr);
 
 	if (pick_symbol(ev, spec, name, sizeof(name), err) < 0)
 		return -1;
@@ -176,7 +176,7 @@ static int eval_address(struct pgbt_eval *ev, const char *expr, uint64_t *ret,
 		return -1;
 	if (ptrs != (arrow ? 1 : 0))
 		return pgbt_fail(err, "%s: {{ %s }}: %s is %s with %d pointer level(s); use %s",
-				 ev->scope.name, expr, name, type, ptrs, ptrs ? "->" : ".");
+				 ev->scope.where, expr, name, type, ptrs, ptrs ? "->" : ".");
 	if (pgbt_target_member(ev->t, type, member, &off, &size, h2, err) < 0)
 		return -1;
 	if (arrow) {
@@ -204,13 +204,13 @@ static int eval_type_fn(struct pgbt_eval *ev, bool is_offsetof, const char *args
 	int n;
 
 	if (is_offsetof && !comma)
-		return pgbt_fail(err, "%s: offsetof needs (TYPE, MEMBER)", ev->scope.name);
+		return pgbt_fail(err, "%s: offsetof needs (TYPE, MEMBER)", ev->scope.where);
 	pgbt_trim(args, is_offsetof ? (size_t)(comma - args) : strlen(args), typespec, sizeof(typespec));
 	if (is_offsetof)
 		pgbt_trim(comma + 1, strlen(comma + 1), member, sizeof(member));
 	n = split_alts(typespec, alts);
 	if (n == 0)
-		return pgbt_fail(err, "%s: bad type name '%s'", ev->scope.name, typespec);
+		return pgbt_fail(err, "%s: bad type name '%s'", ev->scope.where, typespec);
 	for (int i = 0; i < n; i++) {
 		int rc = is_offsetof
 			? pgbt_target_member(ev->t, alts[i], member, ret, &size, how, err)
@@ -272,7 +272,7 @@ static int eval_builtin(struct pgbt_eval *ev, const char *expr, char *out, size_
 		}
 		if (!main)
 			return pgbt_fail(err, "%s: {{ %s }}: postmaster %d has no shared mapping",
-					 ev->scope.name, expr, (int)ev->t->pid);
+					 ev->scope.where, expr, (int)ev->t->pid);
 		format_number(main->start, true, out, outlen);
 		if (!seen(ev, expr))
 			pgbt_buf_printf(&ev->prov, "//   %s = %s (the postmaster's largest shared "
@@ -331,7 +331,7 @@ static int eval_bpftrace_cond(struct pgbt_eval *ev, const char *cond, bool *ret,
 		return 0;
 	}
 	return pgbt_fail(err, "%s: cannot understand the condition 'bpftrace%s' (want "
-			 "bpftrace OP X.Y)", ev->scope.name, cond);
+			 "bpftrace OP X.Y)", ev->scope.where, cond);
 }
 
 static int eval_loop_var(struct pgbt_eval *ev, const char *expr, char *out, size_t outlen)
@@ -384,11 +384,11 @@ static int eval_sum(struct pgbt_eval *ev, const char *expr, char *out, size_t ou
 		return -1;
 	a = strtoull(lv, &end, 0);
 	if (!isdigit((unsigned char)lv[0]) || *end)
-		return pgbt_fail(err, "%s: {{ %s }}: '%s' is %s, not a number", ev->scope.name,
+		return pgbt_fail(err, "%s: {{ %s }}: '%s' is %s, not a number", ev->scope.where,
 				 expr, lhs, lv);
 	b = strtoull(rv, &end, 0);
 	if (!isdigit((unsigned char)rv[0]) || *end)
-		return pgbt_fail(err, "%s: {{ %s }}: '%s' is %s, not a number", ev->scope.name,
+		return pgbt_fail(err, "%s: {{ %s }}: '%s' is %s, not a number", ev->scope.where,
 				 expr, plus + 1, rv);
 	format_number(a + b, strncmp(lv, "0x", 2) == 0 || strncmp(rv, "0x", 2) == 0,
 		      out, outlen);
@@ -411,14 +411,14 @@ static int eval_in_backend(struct pgbt_eval *ev, const char *expr, const char *a
 	int rc;
 
 	if (!comma)
-		return pgbt_fail(err, "%s: {{ %s }}: want backend($PARAM, EXPR)", ev->scope.name, expr);
+		return pgbt_fail(err, "%s: {{ %s }}: want backend($PARAM, EXPR)", ev->scope.where, expr);
 	pgbt_trim(args, (size_t)(comma - args), name, sizeof(name));
 	pgbt_trim(comma + 1, strlen(comma + 1), inner, sizeof(inner));
 	if (name[0] == '$')
 		p = var_in(ev->scope.params, ev->scope.nparams, name + 1);
 	if (!p || !p->backend)
 		return pgbt_fail(err, "%s: {{ %s }}: '%s' is not a parameter of type backend",
-				 ev->scope.name, expr, name);
+				 ev->scope.where, expr, name);
 	if (need_live(ev, expr, err) < 0)
 		return -1;
 	pid = strtol(p->value, NULL, 10);
@@ -444,13 +444,13 @@ int pgbt_eval(struct pgbt_eval *ev, const char *expr_in, char *out, size_t outle
 
 	pgbt_trim(expr_in, strlen(expr_in), expr, sizeof(expr));
 	if (!expr[0])
-		return pgbt_fail(err, "%s: empty {{ }}", ev->scope.name);
+		return pgbt_fail(err, "%s: empty {{ }}", ev->scope.where);
 
 	for (size_t i = 0; i < ev->scope.nlets; i++) {
 		if (strcmp(ev->scope.lets[i].name, expr) != 0)
 			continue;
 		if (ev->depth > 8)
-			return pgbt_fail(err, "%s: 'let %s' refers to itself", ev->scope.name, expr);
+			return pgbt_fail(err, "%s: 'let %s' refers to itself", ev->scope.where, expr);
 		ev->depth++;
 		rc = pgbt_eval(ev, ev->scope.lets[i].value, out, outlen, err);
 		ev->depth--;
@@ -460,9 +460,9 @@ int pgbt_eval(struct pgbt_eval *ev, const char *expr_in, char *out, size_t outle
 		const char *val = param_value(ev, expr + 1);
 		if (!val && ev->scope.fragment)
 			return pgbt_fail(err, "%s: fragment %s: {{ %s }}: no such argument or "
-					 "parameter", ev->scope.name, ev->scope.fragment, expr);
+					 "parameter", ev->scope.where, ev->scope.fragment, expr);
 		if (!val)
-			return pgbt_fail(err, "%s: {{ %s }}: no such parameter", ev->scope.name, expr);
+			return pgbt_fail(err, "%s: {{ %s }}: no such parameter", ev->scope.where, expr);
 		snprintf(out, outlen, "%s", val);
 		return 0;
 	}
@@ -471,7 +471,7 @@ int pgbt_eval(struct pgbt_eval *ev, const char *expr_in, char *out, size_t outle
 	if ((rc = eval_loop_var(ev, expr, out, outlen)) == 0)
 		return 0;
 	if (call_args(expr, "error", args, sizeof(args)))
-		return pgbt_fail(err, "%s: %s", ev->scope.name, args);
+		return pgbt_fail(err, "%s: %s", ev->scope.name, args);   /* for users */
 	if ((rc = eval_sum(ev, expr, out, outlen, err)) <= 0)
 		return rc;
 	if (call_args(expr, "backend", args, sizeof(args)))
@@ -481,7 +481,7 @@ int pgbt_eval(struct pgbt_eval *ev, const char *expr_in, char *out, size_t outle
 		errno = 0;
 		strtoull(expr, &end, 0);
 		if (*end || errno)
-			return pgbt_fail(err, "%s: {{ %s }}: not a number", ev->scope.name, expr);
+			return pgbt_fail(err, "%s: {{ %s }}: not a number", ev->scope.where, expr);
 		snprintf(out, outlen, "%s", expr);
 		return 0;
 	}
@@ -507,10 +507,10 @@ int pgbt_eval(struct pgbt_eval *ev, const char *expr_in, char *out, size_t outle
 		format_number(v, false, out, outlen);
 	} else if (is_ident(expr)) {
 		if (pgbt_target_enumerator(ev->t, expr, &sv, how, err) < 0)
-			return pgbt_fail_prefix(err, "%s: {{ %s }}", ev->scope.name, expr);
+			return pgbt_fail_prefix(err, "%s: {{ %s }}", ev->scope.where, expr);
 		snprintf(out, outlen, sv < 0 ? "%" PRId64 : "0x%" PRIx64, sv);
 	} else {
-		return pgbt_fail(err, "%s: cannot understand {{ %s }}", ev->scope.name, expr);
+		return pgbt_fail(err, "%s: cannot understand {{ %s }}", ev->scope.where, expr);
 	}
 	if (!seen(ev, expr))
 		pgbt_buf_printf(&ev->prov, "//   %s = %s (%s)\n", expr, out, how);
@@ -552,7 +552,7 @@ static int eval_compare(struct pgbt_eval *ev, const char *cond, bool *ret, struc
 		}
 		return 0;
 	}
-	return pgbt_fail(err, "%s: cannot understand the condition '%s'", ev->scope.name, cond);
+	return pgbt_fail(err, "%s: cannot understand the condition '%s'", ev->scope.where, cond);
 }
 
 int pgbt_eval_cond(struct pgbt_eval *ev, const char *cond_in, bool *ret, struct pgbt_err *err)
@@ -603,7 +603,7 @@ int pgbt_eval_cond(struct pgbt_eval *ev, const char *cond_in, bool *ret, struct 
 	if (call_args(cond, "usdt", args, sizeof(args))) {
 		char *colon = strchr(args, ':');
 		if (!colon)
-			return pgbt_fail(err, "%s: usdt() needs PROVIDER:NAME", ev->scope.name);
+			return pgbt_fail(err, "%s: usdt() needs PROVIDER:NAME", ev->scope.where);
 		*colon = '\0';
 		*ret = pgbt_usdt_find(&ev->t->usdt, args, colon + 1) != NULL;
 		return 0;

@@ -31,7 +31,8 @@ struct pgbt_var {
 
 /* What the template being rendered gives its expressions to read. */
 struct pgbt_scope {
-	const char *name;               /* the template's, for messages */
+	const char *name;               /* the template's, for messages to users */
+	const char *where;              /* the tag's "NAME:LINE", for the others */
 	const struct pgbt_var *lets, *params;
 	size_t nlets, nparams;
 	const char *fragment;           /* the fragment being rendered, or NULL */

@@ -162,10 +162,20 @@ static int check_tag_lengths(struct pgbt_template *tpl, struct pgbt_err *err)
 int pgbt_template_parse(const char *name, const char *origin, const char *text,
 			size_t len, struct pgbt_template *ret, struct pgbt_err *err)
 {
+	return pgbt_template_parse_expanded(name, origin, text, len, NULL, 0, ret, err);
+}
+
+int pgbt_template_parse_expanded(const char *name, const char *origin, const char *text,
+				 size_t len, const struct pgbt_include *incs, size_t ninc,
+				 struct pgbt_template *ret, struct pgbt_err *err)
+{
 	const char *p = text, *end = text + len;
 	int lineno = 0;
 
 	memset(ret, 0, sizeof(*ret));
+	if (ninc)
+		memcpy(ret->includes, incs, ninc * sizeof(incs[0]));
+	ret->nincludes = ninc;
 	snprintf(ret->name, sizeof(ret->name), "%s", name);
 	snprintf(ret->origin, sizeof(ret->origin), "%s", origin);
 	ret->text = malloc(len + 1);
@@ -205,11 +215,31 @@ int pgbt_template_parse(const char *name, const char *origin, const char *text,
 	}
 	if (check_tag_lengths(ret, err) < 0)
 		return -1;
-	if (pgbt_tree_parse(ret->name, ret->text, ret->len, &ret->nodes, &ret->nnodes, err) < 0) {
+	if (pgbt_tree_parse(ret, &ret->nodes, &ret->nnodes, err) < 0) {
 		pgbt_template_free(ret);
 		return -1;
 	}
 	return 0;
+}
+
+void pgbt_template_where(const struct pgbt_template *tpl, int line, char *ret, size_t len)
+{
+	int script_line = line;
+
+	for (size_t i = 0; i < tpl->nincludes; i++) {
+		const struct pgbt_include *inc = &tpl->includes[i];
+
+		if (line >= inc->first_line && line < inc->first_line + inc->nlines) {
+			int l = line - inc->first_line + 1;
+			for (size_t k = 0; k < inc->narg_lines; k++)
+				l += inc->arg_lines[k] <= l;
+			snprintf(ret, len, "%s, include/%s:%d", tpl->name, inc->name, l);
+			return;
+		}
+		if (line >= inc->first_line + inc->nlines)
+			script_line -= inc->nlines - 1;
+	}
+	snprintf(ret, len, "%s:%d", tpl->name, script_line);
 }
 
 void pgbt_template_free(struct pgbt_template *tpl)

@@ -48,6 +48,13 @@ struct pgbt_include {
 	char keys[PGBT_MAX_ARGS][32];
 	char values[PGBT_MAX_ARGS][64];
 	size_t nargs;
+	/* for messages: the include's line in the script, the fragment's
+	   "//@ arg" lines (dropped from the text, ascending), and the lines
+	   of the template's text the fragment took */
+	int line;
+	int arg_lines[PGBT_MAX_ARGS];
+	size_t narg_lines;
+	int first_line, nlines;
 };
 
 /* A piece of a parsed template (lib/template_tree.h): text, a value, a block. */
@@ -93,6 +100,11 @@ typedef int pgbt_fragment_reader(void *ctx, const char *name, char **ret,
 int pgbt_template_load(const char *name, const char *origin, const char *text,
 		       size_t len, pgbt_fragment_reader *read, void *ctx,
 		       struct pgbt_template *ret, struct pgbt_err *err);
+
+/* Where line (of tpl's text, fragments included) came from, into ret:
+ * "NAME:LINE" for a line of the script, "NAME, include/FRAGMENT:LINE" for
+ * one of a fragment. */
+void pgbt_template_where(const struct pgbt_template *tpl, int line, char *ret, size_t len);
 
 /* The value of argument key of the include inc (NULL: not passed). */
 const char *pgbt_include_arg(const struct pgbt_include *inc, const char *key);

@@ -88,18 +88,22 @@ static void list_keys(const struct pgbt_include *inc, char *list, size_t size)
 }
 
 /* Appends fragment part to out without its "//@ arg NAME" lines, and
- * checks that inc passes exactly the arguments they declare. */
+ * checks that inc passes exactly the arguments they declare (noting
+ * their lines in inc). */
 static int add_fragment(struct pgbt_buf *out, const char *part, size_t len,
-			const struct pgbt_include *inc, struct pgbt_err *err)
+			struct pgbt_include *inc, struct pgbt_err *err)
 {
 	const size_t dl = strlen(ARG_DIRECTIVE);
 	const char *p = part, *end = part + len;
 	struct pgbt_include declared = { .nargs = 0 };    /* names only */
 	char list[PGBT_MAX_ARGS * 34 + 8];
+	int line = 0;
 
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p), line_len = nl ? n - 1 : n, k, blank;
+
+		line++;
 
 		if (n < dl || strncmp(p, ARG_DIRECTIVE, dl) != 0) {
 			pgbt_buf_add(out, p, n);
@@ -117,6 +121,7 @@ static int add_fragment(struct pgbt_buf *out, const char *part, size_t len,
 			return pgbt_fail(err, "fragment %s declares more than %d arguments", inc->name,
 					 PGBT_MAX_ARGS);
 		snprintf(declared.keys[declared.nargs++], sizeof(declared.keys[0]), "%.*s", (int)k, p + dl);
+		inc->arg_lines[inc->narg_lines++] = line;
 		p += n;
 	}
 	if (len && part[len - 1] != '\n')
@@ -159,12 +164,13 @@ static int expand_includes(const char *script, const char *text, size_t len,
 		if (rc == 1 && *ninc == PGBT_MAX_INCLUDES)
 			rc = pgbt_fail(&why, "more than %d includes", PGBT_MAX_INCLUDES);
 		if (rc < 0 || read(ctx, inc.name, &part, &part_len, &why) < 0)
-			return pgbt_fail(err, "%s: line %d: %s: %s", script, line, tag, why.msg);
+			return pgbt_fail(err, "%s:%d: %s: %s", script, line, tag, why.msg);
 		inc.from = out->len;
+		inc.line = line;
 		rc = add_fragment(out, part, part_len, &inc, &why);
 		free(part);
 		if (rc < 0)
-			return pgbt_fail(err, "%s: line %d: %s: %s", script, line, tag, why.msg);
+			return pgbt_fail(err, "%s:%d: %s: %s", script, line, tag, why.msg);
 		inc.to = out->len;
 		incs[(*ninc)++] = inc;
 	}
@@ -186,15 +192,16 @@ static int check_arguments(const struct pgbt_template *tpl, const struct pgbt_in
 		for (const char *d = strchr(v[i].inner, '$'); at >= inc->from && at < inc->to && d;
 		     d = strchr(d + 1, '$')) {
 			size_t k = strspn(d + 1, ARG_KEY_CHARS);
-			char key[64], list[PGBT_MAX_ARGS * 34 + 8];
+			char key[64], list[PGBT_MAX_ARGS * 34 + 8], where[160];
 
 			snprintf(key, sizeof(key), "%.*s", (int)k, d + 1);
 			if (!k || pgbt_include_arg(inc, key) || pgbt_template_param(tpl, key))
 				continue;
 			list_keys(inc, list, sizeof(list));
-			return pgbt_fail(err, "%s:%d: fragment %s reads $%s, which is neither an argument "
-					 "it declares (it declares:%s) nor a parameter", tpl->name,
-					 pgbt_line_in(tpl->text, v[i].open), inc->name, key, list);
+			pgbt_template_where(tpl, v[i].line, where, sizeof(where));
+			return pgbt_fail(err, "%s: fragment %s reads $%s, which is neither an argument "
+					 "it declares (it declares:%s) nor a parameter", where,
+					 inc->name, key, list);
 		}
 		if (check_arguments(tpl, inc, v[i].body, v[i].nbody, err) < 0 ||
 		    check_arguments(tpl, inc, v[i].els, v[i].nels, err) < 0)
@@ -213,13 +220,16 @@ int pgbt_template_load(const char *name, const char *origin, const char *text,
 	int rc;
 
 	rc = expand_includes(name, text, len, read, ctx, &full, incs, &ninc, err);
+	for (size_t i = 0; rc == 0 && i < ninc; i++) {
+		incs[i].first_line = pgbt_line_in(full.s, full.s + incs[i].from);
+		incs[i].nlines = pgbt_line_in(full.s, full.s + incs[i].to) - incs[i].first_line;
+	}
 	if (rc == 0)
-		rc = pgbt_template_parse(name, origin, full.s ? full.s : "", full.len, ret, err);
+		rc = pgbt_template_parse_expanded(name, origin, full.s ? full.s : "", full.len,
+						  incs, ninc, ret, err);
 	pgbt_buf_free(&full);
 	if (rc < 0)
 		return -1;
-	memcpy(ret->includes, incs, ninc * sizeof(incs[0]));
-	ret->nincludes = ninc;
 	for (size_t i = 0; i < ninc; i++) {
 		if (check_arguments(ret, &ret->includes[i], ret->nodes, ret->nnodes, err) < 0) {
 			pgbt_template_free(ret);

@@ -29,16 +29,12 @@ struct render {
 	struct pgbt_eval ev;
 	struct pgbt_var params[PGBT_MAX_PARAMS], lets[PGBT_MAX_LETS];
 	struct pgbt_var args[PGBT_MAX_INCLUDES][PGBT_MAX_ARGS];    /* each include's */
-	const char *text;       /* start of the template, for line numbers */
+	const char *text;       /* start of the template, for includes */
+	char where[160];        /* the tag being rendered: "NAME:LINE" */
 	bool marked;            /* provenance mark emitted */
 	struct enum_seen enums[ENUMS_SEEN_MAX];
 	size_t nenums;
 };
-
-static int line_of(const struct render *r, const char *at)
-{
-	return pgbt_line_in(r->text, at);
-}
 
 /* Copies literal text, dropping "//@" lines; the first becomes the mark
  * where the provenance block goes. */
@@ -96,16 +92,15 @@ static int render_rows_for(struct render *r, const struct pgbt_node *f, struct p
 
 	if (sscanf(f->inner, "for %31s in %63s limit %255[^\n]", var, what, limit) < 2 ||
 	    r->ev.nloop == sizeof(r->ev.loop) / sizeof(r->ev.loop[0]))
-		return pgbt_fail(err, "%s:%d: cannot understand {{ %s }} (want: for X in enum(TYPE) "
-				 "or for X in ROWS [limit N])", r->tpl->name, line_of(r, f->open),
-				 f->inner);
+		return pgbt_fail(err, "%s: cannot understand {{ %s }} (want: for X in enum(TYPE) "
+				 "or for X in ROWS [limit N])", r->where, f->inner);
 	if (limit[0]) {
 		if (pgbt_eval(&r->ev, limit, value, sizeof(value), err) < 0)
-			return pgbt_fail_prefix(err, "%s:%d", r->tpl->name, line_of(r, f->open));
+			return -1;
 		max = (size_t)strtoull(value, &endp, 10);
 		if (*endp || !value[0] || value[0] == '-')
-			return pgbt_fail(err, "%s:%d: limit %s = '%s': not a count", r->tpl->name,
-					 line_of(r, f->open), limit, value);
+			return pgbt_fail(err, "%s: limit %s = '%s': not a count", r->where, limit,
+					 value);
 	}
 	for (size_t i = 0; i < r->tpl->ntables; i++)
 		if (strcmp(r->tpl->tables[i]->name, what) == 0)
@@ -130,11 +125,11 @@ static int render_strings_for(struct render *r, const struct pgbt_node *f,
 
 	if (sscanf(f->inner, "for %31s in strings(%255[^)])", var, what) != 2 ||
 	    r->ev.nloop == sizeof(r->ev.loop) / sizeof(r->ev.loop[0]))
-		return pgbt_fail(err, "%s:%d: cannot understand {{ %s }} (want: for X in "
-				 "strings(ARRAY))", r->tpl->name, line_of(r, f->open), f->inner);
+		return pgbt_fail(err, "%s: cannot understand {{ %s }} (want: for X in "
+				 "strings(ARRAY))", r->where, f->inner);
 	/* 63: bpftrace's default string size, with its NUL */
 	if (pgbt_target_strings(r->ev.t, what, 63, &rows, how, err) < 0)
-		return pgbt_fail_prefix(err, "%s:%d", r->tpl->name, line_of(r, f->open));
+		return pgbt_fail_prefix(err, "%s", r->where);
 	pgbt_buf_printf(&r->ev.prov, "//   strings(%s): %s\n", what, how);
 	rc = render_rows(r, f, var, &rows, rows.nrows, out, err);
 	pgbt_rows_free(&rows);
@@ -181,10 +176,10 @@ static int render_for(struct render *r, const struct pgbt_node *f, struct pgbt_b
 		return render_rows_for(r, f, out, err);
 	if (sscanf(f->inner, "for %31s in enum(%255[^)]) %n", var, what, &used) != 2 ||
 	    r->ev.nloop == sizeof(r->ev.loop) / sizeof(r->ev.loop[0]))
-		return pgbt_fail(err, "%s:%d: cannot understand {{ %s }} (want: for X in enum(TYPE))",
-				 r->tpl->name, line_of(r, f->open), f->inner);
+		return pgbt_fail(err, "%s: cannot understand {{ %s }} (want: for X in enum(TYPE))",
+				 r->where, f->inner);
 	if (enum_lookup(r, what, &items, &n, err) < 0)
-		return pgbt_fail_prefix(err, "%s:%d", r->tpl->name, line_of(r, f->open));
+		return pgbt_fail_prefix(err, "%s", r->where);
 	snprintf(r->ev.loop[r->ev.nloop].name, sizeof(r->ev.loop[0].name), "%s", var);
 	r->ev.nloop++;
 	for (size_t i = 0; i < n && rc == 0; i++) {
@@ -220,8 +215,10 @@ static void scope_init(struct render *r)
 		for (size_t j = 0; j < tpl->includes[i].nargs; j++)
 			r->args[i][j] = (struct pgbt_var){ tpl->includes[i].keys[j],
 							   tpl->includes[i].values[j], false };
+	snprintf(r->where, sizeof(r->where), "%s", tpl->name);
 	r->ev.scope = (struct pgbt_scope){
 		.name = tpl->name,
+		.where = r->where,
 		.lets = r->lets, .nlets = tpl->nlets,
 		.params = r->params, .nparams = tpl->nparams,
 		.bpftrace = tpl->bpftrace,
@@ -251,12 +248,13 @@ static int render(struct render *r, const struct pgbt_node *v, size_t n, struct 
 			continue;
 		}
 		in_fragment(r, include_at(r->tpl, (size_t)(node->open - r->text)));
+		pgbt_template_where(r->tpl, node->line, r->where, sizeof(r->where));
 		if (node->kind == NODE_FOR) {
 			if (render_for(r, node, out, err) < 0)
 				return -1;
 		} else if (node->kind == NODE_IF) {
 			if (pgbt_eval_cond(&r->ev, node->inner + 3, &cond, err) < 0)
-				return pgbt_fail_prefix(err, "line %d", line_of(r, node->open));
+				return -1;
 			if (cond && render(r, node->body, node->nbody, out, err) < 0)
 				return -1;
 			if (!cond && render(r, node->els, node->nels, out, err) < 0)

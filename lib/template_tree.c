@@ -52,8 +52,25 @@ static bool is_block(const char *inner, const char *kw)
 }
 
 struct parse {
-	const char *name, *text;
+	const struct pgbt_template *tpl;
+	const char *text;
+	const char *at;         /* a cursor: tags are met in the text's order */
+	int line;               /* the line at is on */
 };
+
+/* The line of at, which is not before any earlier call's. */
+static int line_at(struct parse *ps, const char *at)
+{
+	for (; ps->at < at; ps->at++)
+		ps->line += *ps->at == '\n';
+	return ps->line;
+}
+
+static const char *where(const struct parse *ps, const char *at, char *buf, size_t len)
+{
+	pgbt_template_where(ps->tpl, pgbt_line_in(ps->text, at), buf, len);
+	return buf;
+}
 
 /* From p, finds the {{else}} (if any) and {{end}} matching an open block. */
 static int find_end(const struct parse *ps, const struct tag *open, const char *e,
@@ -62,6 +79,7 @@ static int find_end(const struct parse *ps, const struct tag *open, const char *
 	const char *p = open->to;
 	struct tag t;
 	int depth = 0;
+	char w[160];
 
 	els->open = NULL;
 	while (next_tag(ps->text, p, e, &t)) {
@@ -74,8 +92,8 @@ static int find_end(const struct parse *ps, const struct tag *open, const char *
 			*els = t;
 		p = t.close;
 	}
-	return pgbt_fail(err, "%s:%d: {{%s}} has no {{end}}", ps->name,
-			 pgbt_line_in(ps->text, open->open), open->inner);
+	return pgbt_fail(err, "%s: {{%s}} has no {{end}}", where(ps, open->open, w, sizeof(w)),
+			 open->inner);
 }
 
 /* Appends node to *v (*n of them); its children become the array's. */
@@ -100,23 +118,26 @@ static int add_text(struct pgbt_node **v, size_t *n, const char *from, const cha
 }
 
 static int add_tag(struct pgbt_node **v, size_t *n, enum pgbt_node_kind kind,
-		   const struct tag *t, struct pgbt_node *node, struct pgbt_err *err)
+		   const struct tag *t, int line, struct pgbt_node *node, struct pgbt_err *err)
 {
 	node->kind = kind;
 	node->open = t->open;
+	node->line = line;
 	memcpy(node->inner, t->inner, sizeof(node->inner));
 	return add(v, n, node, err);
 }
 
 /* [p, e) into nodes, the way the text renders: a block tag alone on its
  * line takes the line, a value tag leaves it. */
-static int parse_seq(const struct parse *ps, const char *p, const char *e, struct pgbt_node **v,
+static int parse_seq(struct parse *ps, const char *p, const char *e, struct pgbt_node **v,
 		     size_t *n, struct pgbt_err *err)
 {
 	struct tag t, els, end = { 0 };
+	char w[160];
 
 	while (p < e && next_tag(ps->text, p, e, &t)) {
 		bool is_for = is_block(t.inner, "for");
+		int line = line_at(ps, t.open);
 
 		if (is_for || is_block(t.inner, "if")) {
 			struct pgbt_node block = { .kind = NODE_TEXT };
@@ -129,7 +150,7 @@ static int parse_seq(const struct parse *ps, const char *p, const char *e, struc
 				      &block.body, &block.nbody, err) < 0 ||
 			    (!is_for && els.open &&
 			     parse_seq(ps, els.to, end.from, &block.els, &block.nels, err) < 0) ||
-			    add_tag(v, n, is_for ? NODE_FOR : NODE_IF, &t, &block, err) < 0) {
+			    add_tag(v, n, is_for ? NODE_FOR : NODE_IF, &t, line, &block, err) < 0) {
 				pgbt_tree_free(block.body, block.nbody);
 				pgbt_tree_free(block.els, block.nels);
 				return -1;
@@ -138,24 +159,24 @@ static int parse_seq(const struct parse *ps, const char *p, const char *e, struc
 			continue;
 		}
 		if (is_block(t.inner, "else") || is_block(t.inner, "end"))
-			return pgbt_fail(err, "%s:%d: {{%s}} without {{if}} or {{for}}", ps->name,
-					 pgbt_line_in(ps->text, t.open), t.inner);
+			return pgbt_fail(err, "%s: {{%s}} without {{if}} or {{for}}",
+					 where(ps, t.open, w, sizeof(w)), t.inner);
 		struct pgbt_node value = { .kind = NODE_TEXT };
-		if (add_text(v, n, p, t.open, err) < 0 || add_tag(v, n, NODE_VALUE, &t, &value, err) < 0)
+		if (add_text(v, n, p, t.open, err) < 0 || add_tag(v, n, NODE_VALUE, &t, line, &value, err) < 0)
 			return -1;
 		p = t.close;
 	}
 	return add_text(v, n, p, e, err);
 }
 
-int pgbt_tree_parse(const char *name, const char *text, size_t len, struct pgbt_node **ret,
-		    size_t *ret_n, struct pgbt_err *err)
+int pgbt_tree_parse(const struct pgbt_template *tpl, struct pgbt_node **ret, size_t *ret_n,
+		    struct pgbt_err *err)
 {
-	const struct parse ps = { name, text };
+	struct parse ps = { tpl, tpl->text, tpl->text, 1 };
 
 	*ret = NULL;
 	*ret_n = 0;
-	if (parse_seq(&ps, text, text + len, ret, ret_n, err) == 0)
+	if (parse_seq(&ps, tpl->text, tpl->text + tpl->len, ret, ret_n, err) == 0)
 		return 0;
 	pgbt_tree_free(*ret, *ret_n);
 	*ret = NULL;

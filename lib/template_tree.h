@@ -7,6 +7,7 @@
 #define PGBT_TEMPLATE_TREE_H
 
 #include "err.h"
+#include "template.h"
 
 #include <stddef.h>
 
@@ -18,7 +19,8 @@ enum pgbt_node_kind { NODE_TEXT, NODE_VALUE, NODE_IF, NODE_FOR };
 struct pgbt_node {
 	enum pgbt_node_kind kind;
 	const char *from, *to;          /* TEXT: the span of the template's text */
-	const char *open;               /* tags: their "{{", for lines and includes */
+	const char *open;               /* tags: their "{{", for includes */
+	int line;                       /* tags: the line of the text it is on */
 	char inner[PGBT_MAX_TAG + 1];   /* tags: what the braces hold, trimmed */
 	struct pgbt_node *body;         /* IF: when true; FOR: each pass */
 	size_t nbody;
@@ -26,14 +28,20 @@ struct pgbt_node {
 	size_t nels;
 };
 
-/* Reads text (name: for messages) into *ret (*ret_n top-level nodes), which
- * point into text: it must outlive them. A block without {{end}}, or an
- * {{else}} or {{end}} without a block, is an error naming its line. */
-int pgbt_tree_parse(const char *name, const char *text, size_t len, struct pgbt_node **ret,
-		    size_t *ret_n, struct pgbt_err *err);
+/* Reads tpl's text into *ret (*ret_n top-level nodes), which point into
+ * the text: it must outlive them. A block without {{end}}, or an {{else}}
+ * or {{end}} without a block, is an error naming where it is. */
+int pgbt_tree_parse(const struct pgbt_template *tpl, struct pgbt_node **ret, size_t *ret_n,
+		    struct pgbt_err *err);
 void pgbt_tree_free(struct pgbt_node *nodes, size_t n);
 
 /* The line of text that at is on, from 1. */
 int pgbt_line_in(const char *text, const char *at);
+
+/* pgbt_template_parse with the template's includes known (for messages):
+ * incs[ninc] were put in text by pgbt_template_load. */
+int pgbt_template_parse_expanded(const char *name, const char *origin, const char *text,
+				 size_t len, const struct pgbt_include *incs, size_t ninc,
+				 struct pgbt_template *ret, struct pgbt_err *err);
 
 #endif

@@ -133,7 +133,7 @@ test_include() {
 	check_eq "include: missing fragment exits non-zero" "$((rc != 0))" 1
 	check_eq "include: missing fragment, nothing on stdout" "$out" ""
 	check_eq "include: the error names the line and the fragment" "$(cat "$E2E_TMP/inc.err")" \
-		"pgbt-gen: include-missing: line 10: {{include no-such-fragment}}: no include/no-such-fragment.bt in $templates"
+		"pgbt-gen: include-missing:10: {{include no-such-fragment}}: no include/no-such-fragment.bt in $templates"
 	check_eq "list: fragments are not scripts" \
 		"$("$PGBT_GEN" list | awk 'NR > 1 { print $1 }' | grep -c /)" 0
 }

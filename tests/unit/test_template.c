@@ -17,12 +17,13 @@ static char fixtures[512];
 /* The fragments {{include NAME}} finds: "tag" reads the argument $how,
  * "mixed" the parameter $m too, and $how only when m=b; "plain" declares
  * no argument and reads $how, a parameter then; "bad-arg" declares one
- * wrongly. */
+ * wrongly; "lines" has a bad tag on its line 4. */
 static const char *const fragments[][2] = {
 	{ "tag", "//@ arg how\n[{{if $how == acquire}}acq{{else}}rel{{end}} {{$how}}]\n" },
 	{ "mixed", "{{if $m == b}}\n//@ arg how  \n\t{{$how}}\n{{else}}\n{{ $m }}\n{{end}}" },
 	{ "plain", "{{$how}}\n" },
 	{ "bad-arg", "//@ arg 9lives\n" },
+	{ "lines", "//@ arg how\n{{$how}}\n\n{{ nope( }}\n" },
 };
 
 static int read_fragment(void *ctx, const char *name, char **ret, size_t *ret_len,
@@ -209,30 +210,37 @@ static void test_include(struct pgbt_target *t)
 	/* an argument not passed: an error even where the fragment does not
 	 * render it, and even where a parameter has its name */
 	expect_error(t, HEADER "{{include tag}}\n", NULL,
-		     "t: line 4: {{include tag}}: fragment tag needs how=VALUE (it declares: how)");
+		     "t:4: {{include tag}}: fragment tag needs how=VALUE (it declares: how)");
 	expect_error(t, HEADER HOW "{{include tag}}\n", NULL, "fragment tag needs how=VALUE");
 	expect_error(t, HEADER M "{{include mixed}}\n", NULL, "fragment mixed needs how=VALUE");
 	expect_error(t, HEADER "{{include tag hwo=acquire}}\n", NULL,
-		     "t: line 4: {{include tag hwo=acquire}}: fragment tag has no argument hwo "
+		     "t:4: {{include tag hwo=acquire}}: fragment tag has no argument hwo "
 		     "(it declares: how)");
 	/* a $NAME a fragment does not declare is a parameter, or an error */
 	expect(t, HEADER HOW "{{include plain}}\n", "how=release", "\nrelease\n");
 	expect_error(t, HEADER "{{include plain}}\n", NULL,
-		     "t:4: fragment plain reads $how, which is neither an argument it declares "
-		     "(it declares: none) nor a parameter");
+		     "t, include/plain:1: fragment plain reads $how, which is neither an argument "
+		     "it declares (it declares: none) nor a parameter");
+	/* messages name the fragment's own line, or the script's */
+	expect_error(t, HEADER "x\n{{include lines how=a}}\n", NULL,
+		     "t, include/lines:4: cannot understand {{ nope( }}");
+	expect_error(t, HEADER M "{{include mixed how=x}}\n{{ what is }}\n", NULL,
+		     "t:6: cannot understand {{ what is }}");
+	expect_error(t, HEADER M "{{include mixed how=x}}\n{{if what}}{{end}}\n", NULL,
+		     "t:6: cannot understand the condition 'what'");
 	expect_error(t, HEADER HOW "{{include plain how=acquire}}\n", NULL,
 		     "fragment plain has no argument how (it declares: none)");
 	expect_error(t, HEADER "{{include bad-arg}}\n", NULL,
-		     "t: line 4: {{include bad-arg}}: fragment bad-arg: '//@ arg 9lives' is not "
+		     "t:4: {{include bad-arg}}: fragment bad-arg: '//@ arg 9lives' is not "
 		     "\"//@ arg NAME\"");
 	/* malformed arguments */
 	expect_error(t, HEADER "{{include tag how}}\n", NULL,
-		     "t: line 4: {{include tag how}}: 'how' is not KEY=VALUE");
+		     "t:4: {{include tag how}}: 'how' is not KEY=VALUE");
 	expect_error(t, HEADER "{{include tag how=}}\n", NULL, "'how=' is not KEY=VALUE");
 	expect_error(t, HEADER "{{include tag =x}}\n", NULL, "'=x' is not KEY=VALUE");
 	expect_error(t, HEADER "{{include tag how=a\"b}}\n", NULL, "'how=a\"b' is not KEY=VALUE");
 	expect_error(t, HEADER "{{include tag how=a how=b}}\n", NULL, "how is passed twice");
-	expect_error(t, HEADER "{{include nope}}\n", NULL, "t: line 4: {{include nope}}: no fragment nope");
+	expect_error(t, HEADER "{{include nope}}\n", NULL, "t:4: {{include nope}}: no fragment nope");
 #undef HOW
 #undef M
 }
