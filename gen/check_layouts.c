@@ -11,7 +11,7 @@ int cli_check_layouts(const struct cli *cli)
 	struct pgbt_target t;
 	struct pgbt_dwarf *dw = NULL;
 	struct pgbt_layout layout = {0};
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	static char report[1 << 16];
 	size_t checked = 0;
 	int bad = -1, rc;

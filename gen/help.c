@@ -56,7 +56,7 @@ int cli_help(const struct cli *cli)
 {
 	struct pgbt_template tpl;
 	struct pgbt_needs needs;
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	char needs_line[128], *out = NULL;
 
 	if (cli_load_template(cli, cli->script, &tpl, &err) < 0) {

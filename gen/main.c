@@ -42,7 +42,7 @@ static int check_same_server(pid_t backend_pid, const void *arg, struct pgbt_err
 static int check_watchpoints(const char *script, const char *out, struct pgbt_err *err)
 {
 	const char *check = getenv("PGBT_WATCHPOINT_CHECK");
-	struct pgbt_err why = { "" };
+	struct pgbt_err why = { .msg = "" };
 
 	if (strncmp(out, "watchpoint:", 11) != 0 && !strstr(out, "\nwatchpoint:"))
 		return 0;
@@ -56,7 +56,7 @@ static int check_watchpoints(const char *script, const char *out, struct pgbt_er
 
 int cli_check_watchpoints(void)
 {
-	struct pgbt_err why = { "" };
+	struct pgbt_err why = { .msg = "" };
 	int fire = pgbt_hw_watchpoints_fire(&why);
 
 	if (fire == 1) {
@@ -121,7 +121,7 @@ fail_template:
 
 static int render_script(const struct cli *cli)
 {
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	char *out = NULL;
 	int rc = 1;
 

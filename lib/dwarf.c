@@ -355,8 +355,8 @@ static int dwarf__type(struct pgbt_dwarf *dw, const char *type, Dwarf_Die *ret,
 		       struct pgbt_err *err)
 {
 	if (!dwarf__find(dw, WANT_TYPE, 0, type, ret))
-		return pgbt_fail(err, "no type '%s' in the DWARF of %s", type,
-				 dw->source);
+		return pgbt_fail_code(err, PGBT_ENOTFOUND, "no type '%s' in the DWARF of %s", type,
+				      dw->source);
 	return dwarf__peel(dw, ret, type, err);
 }
 
@@ -600,8 +600,8 @@ static int pos__member(struct pgbt_dwarf *dw, struct pos *pos, const char *type,
 	case MEMBER_FOUND:
 		break;
 	case MEMBER_MISSING:
-		return pgbt_fail(err, "%s has no member '%.*s' (DWARF from %s)",
-				 type, plen, path, dw->source);
+		return pgbt_fail_code(err, PGBT_ENOTFOUND, "%s has no member '%.*s' (DWARF from %s)",
+				      type, plen, path, dw->source);
 	case MEMBER_BITFIELD:
 		return pgbt_fail(err, "%s is a bit-field, which has no byte offset (DWARF from %s)",
 				 where, dw->source);
@@ -841,8 +841,8 @@ int pgbt_dwarf_enumerator(struct pgbt_dwarf *dw, const char *name,
 	Dwarf_Die en, e;
 
 	if (!dwarf__find(dw, WANT_ENUMERATOR, 0, name, &en))
-		return pgbt_fail(err, "no enumerator '%s' in the DWARF of %s", name,
-				 dw->source);
+		return pgbt_fail_code(err, PGBT_ENOTFOUND, "no enumerator '%s' in the DWARF of %s",
+				      name, dw->source);
 	/* The cache holds the enumeration: its signedness decides the value. */
 	if (dwarf_child(&en, &e) == 0) {
 		do {
@@ -866,10 +866,10 @@ static int dwarf__no_debuginfo(struct pgbt_dwarf *dw, struct pgbt_err *err)
 
 	/* Anything but plain absence (a corrupt file, say) is worth showing. */
 	if (why && !strstr(why, "No DWARF"))
-		return pgbt_fail(err, "%s: no DWARF debug info (looked in the file, by build-id and .gnu_debuglink under %s; debuginfod: %s): dwfl_module_getdwarf: %s",
-				 dw->path, dirs, urls && *urls ? "on" : "off", why);
-	return pgbt_fail(err, "%s: no DWARF debug info (looked in the file, by build-id and .gnu_debuglink under %s; debuginfod: %s)",
-			 dw->path, dirs, urls && *urls ? "on" : "off");
+		return pgbt_fail_code(err, PGBT_ENODEBUG, "%s: no DWARF debug info (looked in the file, by build-id and .gnu_debuglink under %s; debuginfod: %s): dwfl_module_getdwarf: %s",
+				      dw->path, dirs, urls && *urls ? "on" : "off", why);
+	return pgbt_fail_code(err, PGBT_ENODEBUG, "%s: no DWARF debug info (looked in the file, by build-id and .gnu_debuglink under %s; debuginfod: %s)",
+			      dw->path, dirs, urls && *urls ? "on" : "off");
 }
 
 static int dwarf__begin(struct pgbt_dwarf *dw, const char *path,

@@ -333,8 +333,8 @@ int pgbt_elf_symbol(const struct pgbt_elf *pe, const char *name,
 	if (symbol_in(pe, SHT_SYMTAB, name, ret) ||
 	    symbol_in(pe, SHT_DYNSYM, name, ret))
 		return 0;
-	return pgbt_fail(err, "%s: no symbol '%s' in .symtab or .dynsym",
-			 pe->path, name);
+	return pgbt_fail_code(err, PGBT_ENOTFOUND, "%s: no symbol '%s' in .symtab or .dynsym",
+			      pe->path, name);
 }
 
 int pgbt_elf_read(const struct pgbt_elf *pe, uint64_t vaddr, void *buf,

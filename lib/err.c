@@ -13,6 +13,20 @@ int pgbt_fail(struct pgbt_err *err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 	va_end(ap);
+	err->code = PGBT_EFAIL;
+	return -1;
+}
+
+int pgbt_fail_code(struct pgbt_err *err, enum pgbt_errcode code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	err->code = code;
 	return -1;
 }
 

@@ -7,8 +7,20 @@
 
 #include <stddef.h>
 
+/* What kind of failure it was: fallbacks and alternatives test this,
+ * never the message's text. */
+enum pgbt_errcode {
+	PGBT_EFAIL,             /* any other */
+	PGBT_ENOTFOUND,         /* a name (symbol, type, member, enumerator)
+				   the source asked does not have */
+	PGBT_ENODEBUG,          /* no debug info to ask */
+	PGBT_EGONE,             /* the process is gone */
+	PGBT_ENOMEM,
+};
+
 struct pgbt_err {
 	char msg[1024];
+	enum pgbt_errcode code;
 };
 
 /* Formats into err (printf-style) and returns -1, so callers can write
@@ -16,7 +28,12 @@ struct pgbt_err {
 int pgbt_fail(struct pgbt_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* Prefixes an existing message: "<prefix>: <old message>". Returns -1. */
+/* pgbt_fail with a code other than PGBT_EFAIL. */
+int pgbt_fail_code(struct pgbt_err *err, enum pgbt_errcode code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Prefixes an existing message: "<prefix>: <old message>"; the code stays.
+ * Returns -1. */
 int pgbt_fail_prefix(struct pgbt_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -98,9 +98,16 @@ static int pick_symbol(struct pgbt_eval *ev, const char *spec, char *ret, size_t
 	if (n == 0)
 		return pgbt_fail(err, "%s: bad symbol name '%s'", ev->scope.where, spec);
 	for (int i = 0; i < n; i++) {
-		if (pgbt_elf_symbol(ev->t->elf, alts[i], &sym, err) == 0) {
+		struct pgbt_err e;
+
+		if (pgbt_elf_symbol(ev->t->elf, alts[i], &sym, &e) == 0) {
 			snprintf(ret, len, "%s", alts[i]);
 			return 0;
+		}
+		if (e.code != PGBT_ENOTFOUND) {    /* not absence: the binary failed */
+			if (err)
+				*err = e;
+			return -1;
 		}
 		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "", alts[i]);
 	}
@@ -211,15 +218,22 @@ static int eval_type_fn(struct pgbt_eval *ev, bool is_offsetof, const char *args
 	n = split_alts(typespec, alts);
 	if (n == 0)
 		return pgbt_fail(err, "%s: bad type name '%s'", ev->scope.where, typespec);
+	/* the first alternative the server has; another failure than "no
+	   such name" ends the search */
 	for (int i = 0; i < n; i++) {
+		struct pgbt_err e;
 		int rc = is_offsetof
-			? pgbt_target_member(ev->t, alts[i], member, ret, &size, how, err)
-			: pgbt_target_sizeof(ev->t, alts[i], ret, how, err);
+			? pgbt_target_member(ev->t, alts[i], member, ret, &size, how, &e)
+			: pgbt_target_sizeof(ev->t, alts[i], ret, how, &e);
 		if (rc == 0) {
 			if (n > 1)
 				snprintf(how + strlen(how), PGBT_HOW_LEN - strlen(how), ", type %s", alts[i]);
 			return 0;
 		}
+		if (err)
+			*err = e;
+		if (e.code != PGBT_ENOTFOUND)
+			return -1;
 	}
 	return -1;
 }

@@ -148,6 +148,9 @@ static int mi(struct pgbt_gdb *g, const char *cmd, char *ret, size_t len, struct
 		if (strncmp(line + toklen, "error,msg=\"", 11) == 0) {
 			char msg[sizeof(err->msg)] = "";
 			unquote(line + toklen + 11, msg, sizeof(msg));
+			/* gdb's words for a name it does not know */
+			if (strncmp(msg, "No symbol \"", 11) == 0 || strstr(msg, " type named "))
+				return pgbt_fail_code(err, PGBT_ENOTFOUND, "%s", msg);
 			return pgbt_fail(err, "%s", msg);
 		}
 		return pgbt_fail(err, "gdb answered %.200s", line);

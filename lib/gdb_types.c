@@ -44,12 +44,6 @@ static bool is_ident(const char *s)
 	return safe(s, "") && !isdigit((unsigned char)s[0]);
 }
 
-/* gdb's refusals that say only "no such name", to prefer the others. */
-static bool unknown_name(const char *msg)
-{
-	return strncmp(msg, "No symbol \"", 11) == 0 || strstr(msg, " type named ");
-}
-
 /* Spelling i of type for gdb: bare, then as a struct, union, enum tag
  * (up to n of them; a name with a space, like "long int", only bare). */
 static bool spelling(const char *type, int i, int n, char *ret, size_t len)
@@ -62,17 +56,24 @@ static bool spelling(const char *type, int i, int n, char *ret, size_t len)
 	return true;
 }
 
-/* Keeps in *best the refusal that says most. */
+/* Keeps in *best the refusal that says most: one that is not only "no
+ * such name". */
 static void keep_best(struct pgbt_err *best, const struct pgbt_err *e)
 {
-	if (!best->msg[0] || (unknown_name(best->msg) && !unknown_name(e->msg)))
+	if (!best->msg[0] || (best->code == PGBT_ENOTFOUND && e->code != PGBT_ENOTFOUND))
 		*best = *e;
+}
+
+/* "gdb cannot answer WHAT: <best refusal>", with the refusal's code. */
+static int cannot_answer(struct pgbt_err *err, const char *what, const struct pgbt_err *best)
+{
+	return pgbt_fail_code(err, best->code, "gdb cannot answer %s: %s", what, best->msg);
 }
 
 int pgbt_gdb_member(struct pgbt_gdb *g, const char *type, const char *member,
 		    uint64_t *ret_offset, uint64_t *ret_size, struct pgbt_err *err)
 {
-	struct pgbt_err best = { "" }, e;
+	struct pgbt_err best = { .msg = "" }, e;
 	char t[160], expr[512];
 	long long off, size;
 
@@ -93,13 +94,14 @@ int pgbt_gdb_member(struct pgbt_gdb *g, const char *type, const char *member,
 		*ret_size = (uint64_t)size;
 		return 0;
 	}
-	return pgbt_fail(err, "gdb cannot answer offsetof(%s, %s): %s", type, member, best.msg);
+	snprintf(expr, sizeof(expr), "offsetof(%s, %s)", type, member);
+	return cannot_answer(err, expr, &best);
 }
 
 int pgbt_gdb_sizeof(struct pgbt_gdb *g, const char *type, uint64_t *ret_size,
 		    struct pgbt_err *err)
 {
-	struct pgbt_err best = { "" }, e;
+	struct pgbt_err best = { .msg = "" }, e;
 	char t[160], expr[200];
 	long long size;
 
@@ -113,7 +115,8 @@ int pgbt_gdb_sizeof(struct pgbt_gdb *g, const char *type, uint64_t *ret_size,
 		}
 		keep_best(&best, &e);
 	}
-	return pgbt_fail(err, "gdb cannot answer sizeof(%s): %s", type, best.msg);
+	snprintf(expr, sizeof(expr), "sizeof(%s)", type);
+	return cannot_answer(err, expr, &best);
 }
 
 /* "type = const struct X" -> "struct X": what whatis says, without
@@ -250,7 +253,7 @@ static int parse_enum(const char *ptype, struct pgbt_enumerator **ret, size_t *r
 int pgbt_gdb_enum(struct pgbt_gdb *g, const char *enum_name, struct pgbt_enumerator **ret,
 		  size_t *ret_n, struct pgbt_err *err)
 {
-	struct pgbt_err best = { "" }, e;
+	struct pgbt_err best = { .msg = "" }, e;
 	char *ptype = malloc(PTYPE_MAX), t[160], cmd[200];
 
 	if (!ptype)
@@ -267,7 +270,7 @@ int pgbt_gdb_enum(struct pgbt_gdb *g, const char *enum_name, struct pgbt_enumera
 			free(ptype);
 			return 0;
 		}
-		snprintf(e.msg, sizeof(e.msg), "not an enumeration (%.100s)", ptype);
+		pgbt_fail(&e, "not an enumeration (%.100s)", ptype);
 		keep_best(&best, &e);
 	}
 	free(ptype);

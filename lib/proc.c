@@ -119,8 +119,9 @@ bool pgbt_proc_exists(pid_t pid)
 static int gone_fail(struct pgbt_err *err, pid_t pid)
 {
 	if (was_seen(pid))
-		return pgbt_fail(err, "process %d: exited while being resolved", (int)pid);
-	return pgbt_fail(err, "process %d: no such process", (int)pid);
+		return pgbt_fail_code(err, PGBT_EGONE, "process %d: exited while being resolved",
+				      (int)pid);
+	return pgbt_fail_code(err, PGBT_EGONE, "process %d: no such process", (int)pid);
 }
 
 /* A failed open/read/readlink/stat of a /proc/PID file, as one line naming

@@ -49,7 +49,7 @@ static int open_live(struct pgbt_target *t, pid_t pid, struct pgbt_err *err)
 
 	t->named_pid = pid;
 	if (!pgbt_proc_exists(pid))
-		return pgbt_fail(err, "process %d: no such process", (int)pid);
+		return pgbt_fail_code(err, PGBT_EGONE, "process %d: no such process", (int)pid);
 	if (pgbt_proc_postmaster_of(pid, &t->pid, err) < 0)
 		return -1;
 	if (pgbt_proc_exe(t->pid, t->exe, sizeof(t->exe), err) < 0 ||
@@ -209,18 +209,18 @@ static int types_source(struct pgbt_target *t, char *how, struct pgbt_err *err)
 		return 0;
 	}
 	pgbt_layout_builtin_majors(known, sizeof(known));
-	return pgbt_fail(err, "%s (PostgreSQL %d), and pgbt has no built-in layout for "
-			 "PostgreSQL %d (it has %s); install the server's debug symbols, "
-			 "set DEBUGINFOD_URLS, or give --layouts-dir a directory with %d.layout",
-			 t->dwarf_err.msg, t->major, t->major, known, t->major);
+	return pgbt_fail_code(err, PGBT_ENODEBUG, "%s (PostgreSQL %d), and pgbt has no built-in "
+			      "layout for PostgreSQL %d (it has %s); install the server's debug "
+			      "symbols, set DEBUGINFOD_URLS, or give --layouts-dir a directory with "
+			      "%d.layout", t->dwarf_err.msg, t->major, t->major, known, t->major);
 }
 
 static int layout_missing(struct pgbt_target *t, const char *what, struct pgbt_err *err)
 {
-	return pgbt_fail(err, "%s: no DWARF debug info, and pgbt's built-in layout for "
-			 "PostgreSQL %d has no %s; install the server's debug symbols, "
-			 "set DEBUGINFOD_URLS, or add it to a layout under --layouts-dir",
-			 t->path, t->major, what);
+	return pgbt_fail_code(err, PGBT_ENOTFOUND, "%s: no DWARF debug info, and pgbt's built-in "
+			      "layout for PostgreSQL %d has no %s; install the server's debug "
+			      "symbols, set DEBUGINFOD_URLS, or add it to a layout under "
+			      "--layouts-dir", t->path, t->major, what);
 }
 
 /* The built-in layout's fact, or NULL with an error naming what is missing. */

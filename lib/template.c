@@ -189,7 +189,7 @@ int pgbt_template_parse_expanded(const char *name, const char *origin, const cha
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
 		char line[1024], *args;
-		struct pgbt_err perr = { "" };
+		struct pgbt_err perr = { .msg = "" };
 
 		lineno++;
 		memcpy(line, p, l < sizeof(line) ? l : sizeof(line) - 1);

@@ -150,7 +150,7 @@ static int expand_includes(const char *script, const char *text, size_t len,
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p), part_len;
 		struct pgbt_include inc;
-		struct pgbt_err why = { "" };
+		struct pgbt_err why = { .msg = "" };
 		char tag[256], *part;
 		int rc;
 

@@ -62,7 +62,7 @@ static void check_member_line(struct pgbt_dwarf *dw, const char *line,
 	char type[128], member[128];
 	unsigned long long off, size;
 	uint64_t got_off = ~0ull, got_size = ~0ull;
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	int rc;
 
 	if (sscanf(line, "%127s %127s %llu %llu", type, member, &off, &size) != 4) {
@@ -81,7 +81,7 @@ static void check_sizeof_line(struct pgbt_dwarf *dw, char *line,
 			      struct counts *n)
 {
 	char *sp = strrchr(line, ' ');
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	uint64_t got = ~0ull;
 	unsigned long long want;
 	int rc;
@@ -98,7 +98,7 @@ static void check_var_line(struct pgbt_dwarf *dw, const char *line,
 			   struct counts *n)
 {
 	char var[128], type[128], got[128] = "";
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	int ptrs = -1, got_ptrs = -1, rc;
 
 	if (sscanf(line, "var %127s %127s %d", var, type, &ptrs) != 3) {
@@ -124,7 +124,7 @@ static void check_enumtype_line(struct pgbt_dwarf *dw, const char *line,
 {
 	char type[128];
 	size_t want = 0;
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	int rc;
 
 	free(g->list);
@@ -146,7 +146,7 @@ static void check_enum_line(struct pgbt_dwarf *dw, const char *line,
 	char name[128];
 	long long want;
 	int64_t got = 0;
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	int rc;
 
 	if (sscanf(line, "enum %127s %lld", name, &want) != 2) {
@@ -168,7 +168,7 @@ static void check_bitfield_line(struct pgbt_dwarf *dw, const char *line,
 {
 	char type[128], member[128];
 	uint64_t off, size;
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	int rc = -1;
 
 	if (sscanf(line, "bitfield %127s %127s", type, member) == 2)
@@ -230,7 +230,7 @@ static void expect_fail_has(int rc, const struct pgbt_err *err, const char *want
 
 static void test_errors(struct pgbt_dwarf *dw)
 {
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	char want[PATH_MAX + 128], type[64];
 	uint64_t off, off2, size;
 	int64_t v;
@@ -241,10 +241,12 @@ static void test_errors(struct pgbt_dwarf *dw)
 	rc = pgbt_dwarf_member(dw, "NoSuchType", "a", &off, &size, &err);
 	snprintf(want, sizeof(want), "no type 'NoSuchType' in the DWARF of %s", fixture);
 	expect_fail(rc, &err, want);
+	CHECK(err.code == PGBT_ENOTFOUND);
 	rc = pgbt_dwarf_member(dw, "TransamVariablesData", "nosuch", &off, &size, &err);
 	snprintf(want, sizeof(want),
 		 "TransamVariablesData has no member 'nosuch' (DWARF from %s)", fixture);
 	expect_fail(rc, &err, want);
+	CHECK(err.code == PGBT_ENOTFOUND);
 	rc = pgbt_dwarf_member(dw, "TransamVariablesData", "nextXid.nosuch", &off, &size, &err);
 	snprintf(want, sizeof(want),
 		 "TransamVariablesData has no member 'nextXid.nosuch' (DWARF from %s)", fixture);
@@ -300,7 +302,7 @@ static void test_cache(struct pgbt_dwarf *dw)
 
 static void test_fixture(void)
 {
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	struct pgbt_dwarf *dw = pgbt_dwarf_open(fixture, &err);
 
 	CHECK(dw != NULL);
@@ -319,7 +321,7 @@ static void test_fixture(void)
 
 static void expect_no_dwarf(const char *path, const char *dirs, const char *dinfod)
 {
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	struct pgbt_dwarf *dw = pgbt_dwarf_open(path, &err);
 	char want[2 * PATH_MAX];
 
@@ -328,13 +330,14 @@ static void expect_no_dwarf(const char *path, const char *dirs, const char *dinf
 		 ".gnu_debuglink under %s; debuginfod: %s)", path, dirs, dinfod);
 	CHECK(dw == NULL);
 	CHECK_STR(err.msg, want);
+	CHECK(err.code == PGBT_ENODEBUG);
 	pgbt_dwarf_close(dw);
 }
 
 static void test_stripped(void)
 {
 	char path[PATH_MAX + 16], cache[PATH_MAX];
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 
 	snprintf(path, sizeof(path), "%s.stripped", fixture);
 	expect_no_dwarf(path, ":.debug:/usr/lib/debug", "off");
@@ -358,7 +361,7 @@ static void test_stripped(void)
 /* Opens BIN, expects its DWARF from DEBUGFILE, and checks every line. */
 static void expect_debugfile(const char *bin, const char *debugfile)
 {
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	struct pgbt_dwarf *dw = pgbt_dwarf_open(bin, &err);
 	char *real = realpath(debugfile, NULL);
 
@@ -465,7 +468,7 @@ static const char decl_c[] =
 static void test_declaration_first(void)
 {
 	char dir[PATH_MAX], src[PATH_MAX + 8], bin[PATH_MAX + 8];
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	struct pgbt_dwarf *dw;
 	FILE *f;
 
@@ -500,7 +503,7 @@ static void test_declaration_first(void)
 static void test_dwz(void)
 {
 	char dir[PATH_MAX], a[PATH_MAX + 8];
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	struct pgbt_dwarf *dw;
 
 	if (!sh("command -v dwz >/dev/null")) {
@@ -527,7 +530,7 @@ static void test_dwz(void)
 
 static void test_pg17(void)
 {
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	struct pgbt_dwarf *dw;
 	uint64_t off = 0, size = 0;
 	int64_t v = 0;

@@ -54,7 +54,7 @@ static void readelf_build_id(const char *path, char *out, size_t len)
 /* Opening must fail with a message "<path>: <cause...>". */
 static void expect_open_fails(const char *path, const char *cause)
 {
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	struct pgbt_elf *elf = pgbt_elf_open(path, &err);
 	char want[4200];
 
@@ -69,7 +69,7 @@ static void expect_open_fails(const char *path, const char *cause)
 static void test_symbols_fixture(void)
 {
 	const char *path = fixture("symbols");
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	struct pgbt_elf *elf = pgbt_elf_open(path, &err);
 	char want_id[256], want_msg[4200], version[256];
 	struct pgbt_sym sym;
@@ -119,6 +119,7 @@ static void test_symbols_fixture(void)
 	snprintf(want_msg, sizeof(want_msg),
 		 "%s: no symbol 'no_such_symbol' in .symtab or .dynsym", path);
 	CHECK_STR(err.msg, want_msg);
+	CHECK(err.code == PGBT_ENOTFOUND);
 
 	CHECK(pgbt_elf_pg_version(elf, version, sizeof(version), &major, &err) == 0);
 	CHECK_STR(version, "PostgreSQL 17.11 on x86_64-pc-linux-gnu, compiled by gcc "
@@ -133,7 +134,7 @@ static void test_symbols_fixture(void)
 static void test_stripped_fixture(void)
 {
 	const char *path = fixture("symbols.stripped");
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	struct pgbt_elf *elf = pgbt_elf_open(path, &err);
 	char want_id[256], want_msg[4200], version[256];
 	struct pgbt_sym sym;
@@ -161,7 +162,7 @@ static void test_stripped_fixture(void)
 static void test_no_version(void)
 {
 	const char *path = fixture("usdt_probes");
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	struct pgbt_elf *elf = pgbt_elf_open(path, &err);
 	char want[4200], version[64];
 	int major = -1;
@@ -248,7 +249,7 @@ static void test_corrupt_files(void)
 /* The distribution's server binary: stripped, symbols only in .dynsym. */
 static void test_pg15(void)
 {
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	struct pgbt_elf *elf;
 	char version[256], want_id[256];
 	struct pgbt_sym sym;

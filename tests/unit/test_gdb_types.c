@@ -37,7 +37,7 @@ static void check_line(struct pgbt_gdb *g, char *line, struct counts *n,
 	uint64_t got_off = ~0ull, got_size = ~0ull;
 	int64_t got_v = 0;
 	int ptrs, got_ptrs = -1, rc;
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 
 	if (strncmp(line, "sizeof ", 7) == 0) {
 		char *sp = strrchr(line, ' ');
@@ -86,7 +86,7 @@ static void check_line(struct pgbt_gdb *g, char *line, struct counts *n,
 
 static void test_fixture(const char *bin)
 {
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	struct pgbt_gdb *g = pgbt_gdb_types_open(bin, &err);
 	struct pgbt_enumerator *list = NULL;
 	struct counts n = { 0 };
@@ -144,7 +144,7 @@ static void test_fixture(const char *bin)
 
 static void test_no_debug_info(const char *stripped)
 {
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	struct pgbt_gdb *g = pgbt_gdb_types_open(stripped, &err);
 	char want[4200];
 
@@ -157,7 +157,7 @@ static void test_no_debug_info(const char *stripped)
 
 static void test_no_gdb(const char *bin)
 {
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	char *path = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
 
 	setenv("PATH", "/nonexistent", 1);
@@ -172,7 +172,7 @@ static void test_no_gdb(const char *bin)
 static int compare_fact(struct pgbt_gdb *g, struct pgbt_dwarf *dw, const struct pgbt_fact *f,
 			char *why, size_t len)
 {
-	struct pgbt_err eg = { "" }, ed = { "" };
+	struct pgbt_err eg = { .msg = "" }, ed = { .msg = "" };
 	uint64_t go = 0, gs = 0, doff = 0, ds = 0;
 	int64_t gv = 0, dv = 0;
 	char gt[128] = "", dt[128] = "";
@@ -233,7 +233,7 @@ static void test_postgres(const char *bin)
 {
 	struct pgbt_target t;
 	struct pgbt_layout layout = { 0 };
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	struct pgbt_dwarf *dw = NULL;
 	struct pgbt_gdb *g = NULL;
 	char why[1400];

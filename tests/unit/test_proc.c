@@ -235,7 +235,7 @@ static void expect_msg(int rc, const struct pgbt_err *err, const char *want)
 static void test_maps(const struct fixture *f)
 {
 	struct pgbt_maps maps = { 0 };
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	const struct pgbt_map *m;
 	bool stack = false, exe = false;
 
@@ -266,7 +266,7 @@ static void test_maps(const struct fixture *f)
 
 static void test_read_region(const struct fixture *f)
 {
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	unsigned char *buf = malloc(f->size);
 	size_t bad = 0;
 
@@ -286,7 +286,7 @@ static void test_read_region(const struct fixture *f)
 static void test_read_globals(const struct fixture *f)
 {
 	struct pgbt_maps maps = { 0 };
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	uint64_t bias = 0, sym_region, sym_magic, value = 0;
 	struct stat st;
 
@@ -311,7 +311,7 @@ static void test_read_globals(const struct fixture *f)
 static void test_read_unmapped(const struct fixture *f)
 {
 	struct pgbt_maps maps = { 0 };
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	char want[256], buf[8];
 	uint64_t edge = 0;
 
@@ -337,7 +337,7 @@ static void test_read_unmapped(const struct fixture *f)
 static void test_no_such_process(void)
 {
 	struct pgbt_maps maps = { 0 };
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	pid_t pid = pid_beyond_max(), ppid;
 	char want[128], buf[PATH_MAX];
 
@@ -345,6 +345,7 @@ static void test_no_such_process(void)
 	CHECK(!pgbt_proc_exists(pid));
 	CHECK(!pgbt_proc_exists(0));
 	expect_msg(pgbt_proc_read(pid, 0x1000, buf, 8, &err), &err, want);
+	CHECK(err.code == PGBT_EGONE);
 	expect_msg(pgbt_proc_maps(pid, &maps, &err), &err, want);
 	expect_msg(pgbt_proc_ppid(pid, &ppid, &err), &err, want);
 	expect_msg(pgbt_proc_exe(pid, buf, sizeof(buf), &err), &err, want);
@@ -360,7 +361,7 @@ static void test_no_such_process(void)
  * gone though its /proc entry stays). */
 static void test_exited(const struct fixture *f)
 {
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	pid_t pid = spawn_sleeper(), ppid;
 	char want[128];
 	uint64_t value;
@@ -387,7 +388,7 @@ static void test_exited(const struct fixture *f)
 
 static void test_identity(const struct fixture *f, const char *cwd)
 {
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	char buf[PATH_MAX], want[PATH_MAX + 128];
 	unsigned maj = 0, min = 0;
 	uint64_t ino = 0;
@@ -446,7 +447,7 @@ static void test_permission(const struct fixture *f)
 	if (pid < 0)
 		die("fork");
 	if (pid == 0) {
-		struct pgbt_err err = { "" };
+		struct pgbt_err err = { .msg = "" };
 		uint64_t value;
 
 		close(fds[0]);
@@ -472,7 +473,7 @@ static void test_permission(const struct fixture *f)
 /* tmpdir/dd is the fixture's working directory: its "data directory". */
 static void test_datadir(const struct fixture *f, const char *datadir)
 {
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	char want[PATH_MAX * 2], pidfile[PATH_MAX], text[64], cwd[PATH_MAX], alias[PATH_MAX];
 	pid_t pid = 0, dead = reaped_pid();
 
@@ -575,7 +576,7 @@ static const char fake_maps[] =
 static void test_fake_maps(const char *root)
 {
 	struct pgbt_maps maps = { 0 };
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	char path[PATH_MAX];
 	uint64_t bias = 0;
 	const struct pgbt_map *m;
@@ -634,7 +635,7 @@ static void test_fake_tree(const char *root)
 {
 	char pg[PATH_MAX], pg2[PATH_MAX], init[PATH_MAX], data[PATH_MAX], path[PATH_MAX];
 	char buf[PATH_MAX], want[PATH_MAX * 2];
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	pid_t *pms = NULL, pid = 0;
 	size_t n = 0;
 
@@ -728,7 +729,7 @@ static void test_fake_tree(const char *root)
 /* Every live child of postmaster pm that runs postgres resolves to pm. */
 static size_t check_real_children(pid_t pm)
 {
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	struct dirent *de;
 	pid_t pid, ppid, got;
 	size_t n = 0;
@@ -759,7 +760,7 @@ static size_t check_real_children(pid_t pm)
 static void check_real_datadir(pid_t pm)
 {
 	struct timespec ts = { 0, 200 * 1000 * 1000 };
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	char cwd[PATH_MAX] = "";
 	pid_t got = 0;
 
@@ -785,7 +786,7 @@ static void check_real_datadir(pid_t pm)
  * names it. */
 static void test_real_postgres(void)
 {
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	pid_t *pms = NULL, pm;
 	size_t n = 0;
 

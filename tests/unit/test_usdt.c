@@ -123,7 +123,7 @@ static int is_expected(const struct pgbt_usdt_probe *p)
 
 static void check_fixture_probes(const char *path)
 {
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	struct pgbt_elf *elf = pgbt_elf_open(path, &err);
 	struct pgbt_usdt u = { 0 };
 	struct pgbt_sym sema;
@@ -177,7 +177,7 @@ static void check_fixture_probes(const char *path)
 
 static void test_no_notes(void)
 {
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	struct pgbt_elf *elf = pgbt_elf_open(fixture("symbols"), &err);
 	struct pgbt_usdt u = { NULL, 99 };
 
@@ -214,7 +214,7 @@ static uint64_t first_note_offset(void)
 /* Reads the patched copy: must fail with "<path>: .note.stapsdt: <cause>". */
 static void expect_read_fails(const char *path, const char *cause)
 {
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	struct pgbt_elf *elf = pgbt_elf_open(path, &err);
 	struct pgbt_usdt u = { 0 };
 	char want[4200];
@@ -282,7 +282,7 @@ static void test_malformed(void)
  * written, which shows as a recorded base 0x100 below the section. */
 static void test_base_adjustment(void)
 {
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	uint64_t note = first_note_offset(), desc = note + 20, base;
 	struct pgbt_elf *orig = pgbt_elf_open(fixture("usdt_probes"), &err), *elf;
 	struct pgbt_usdt want = { 0 }, got = { 0 };
@@ -316,7 +316,7 @@ static void test_pg15(void)
 		"query__done", "lwlock__acquire", "lwlock__wait__start",
 		"checkpoint__start", "buffer__read__start",
 	};
-	struct pgbt_err err = { "" };
+	struct pgbt_err err = { .msg = "" };
 	struct pgbt_usdt u = { 0 };
 	struct pgbt_elf *elf;
 	size_t distinct = 0, with_sema = 0;
