@@ -122,16 +122,19 @@ static int append(struct pgbt_usdt *usdt, size_t *cap,
 	return 0;
 }
 
-/* Finds .note.stapsdt (NULL when absent) and the address of .stapsdt.base. */
-static Elf_Scn *find_sections(Elf *elf, struct note_ctx *ctx)
+/* Finds .note.stapsdt (*ret NULL when absent) and the address of
+ * .stapsdt.base; an ELF whose section names cannot be read is an error,
+ * not a build without probes. */
+static int find_sections(Elf *elf, struct note_ctx *ctx, Elf_Scn **ret, struct pgbt_err *err)
 {
 	Elf_Scn *scn = NULL, *notes = NULL;
 	size_t shstrndx;
 	const char *name;
 	GElf_Shdr sh;
 
+	*ret = NULL;
 	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return NULL;
+		return pgbt_fail(err, "%s: elf_getshdrstrndx: %s", ctx->path, elf_errmsg(-1));
 	while ((scn = elf_nextscn(elf, scn))) {
 		if (!gelf_getshdr(scn, &sh) ||
 		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
@@ -143,7 +146,8 @@ static Elf_Scn *find_sections(Elf *elf, struct note_ctx *ctx)
 			ctx->base_addr = sh.sh_addr;
 		}
 	}
-	return notes;
+	*ret = notes;
+	return 0;
 }
 
 /* Walks the notes of the section, keeping the stapsdt ones. */
@@ -186,7 +190,8 @@ int pgbt_usdt_read(const struct pgbt_elf *pe, struct pgbt_usdt *ret,
 	ident = elf_getident(elf, NULL);
 	ctx.addr_size = ident && ident[EI_CLASS] == ELFCLASS32 ? 4 : 8;
 	ctx.big_endian = ident && ident[EI_DATA] == ELFDATA2MSB;
-	scn = find_sections(elf, &ctx);
+	if (find_sections(elf, &ctx, &scn, err) < 0)
+		goto fail;
 	if (scn) {
 		data = elf_getdata(scn, NULL);
 		if (!data) {
