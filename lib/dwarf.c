@@ -1,13 +1,12 @@
 /* Types from DWARF through libdwfl (see dwarf.h).
  *
  * libdwfl does the finding: the file itself, then by build-id and
- * .gnu_debuglink under the debuginfo path, then debuginfod. A lookup then
- * walks each unit's top-level DIEs only: dwarf_siblingof jumps over a
- * DIE's children through DW_AT_sibling, so function bodies are never
- * decoded. It stops at the first complete definition and remembers the
- * answer, so asking again is free. On a PostgreSQL binary (~800 units)
- * this beats reading the whole .debug_info as pahole does. */
+ * .gnu_debuglink under the debuginfo path, then debuginfod. Names are
+ * found through lib/dwarf_index.c, which reads each unit's top-level DIEs
+ * once (dwarf_siblingof jumps over function bodies) and only as far as
+ * the questions need; this file answers from the DIEs it finds. */
 #include "dwarf.h"
+#include "dwarf_index.h"
 
 /* lib/dwarf.h shadows elfutils' <dwarf.h> on the -Ilib include path;
  * elfutils installs it next to its own directory, so reach it from there. */
@@ -29,21 +28,6 @@
 /* Dimensions of one array type we index through. */
 #define MAX_DIMS 16
 
-/* What a scan of the top-level DIEs looks for. */
-enum want {
-	WANT_TYPE,       /* a typedef, or a complete struct/union/enum/base type */
-	WANT_TAG,        /* a complete definition with a given DW_TAG */
-	WANT_VAR,        /* a variable, preferably an external one */
-	WANT_ENUMERATOR, /* the enumeration type declaring an enumerator */
-};
-
-struct cache_ent {
-	enum want want;
-	int tag;
-	char *name;
-	Dwarf_Die die;
-};
-
 struct pgbt_dwarf {
 	char *path;
 	char *debuginfo_path;  /* PGBT_DEBUGINFO_PATH, or NULL: the default */
@@ -51,30 +35,12 @@ struct pgbt_dwarf {
 	Dwfl *dwfl;
 	Dwarf *dwarf;
 	const char *source;    /* the separate debug file, or path */
-	struct cache_ent *cache;
-	size_t ncache, capcache;
+	struct dwarf_index *index;
 };
-
-struct query {
-	enum want want;
-	int tag;           /* WANT_TAG only */
-	const char *name;
-	bool found;        /* die holds a candidate */
-	bool done;         /* die is the answer: stop */
-	Dwarf_Die die;
-};
-
-/* --- finding DIEs by name ----------------------------------------------- */
 
 static bool is_declaration(Dwarf_Die *die)
 {
 	return dwarf_hasattr(die, DW_AT_declaration);
-}
-
-static bool is_named_type_tag(int tag)
-{
-	return tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
-	       tag == DW_TAG_enumeration_type || tag == DW_TAG_base_type;
 }
 
 static bool name_is(Dwarf_Die *die, const char *name)
@@ -84,228 +50,11 @@ static bool name_is(Dwarf_Die *die, const char *name)
 	return n && strcmp(n, name) == 0;
 }
 
-/* An enumeration's children are its enumerators. */
-static bool enum__has(Dwarf_Die *en, const char *name)
-{
-	Dwarf_Die e;
-
-	if (dwarf_child(en, &e) != 0)
-		return false;
-	do {
-		if (dwarf_tag(&e) == DW_TAG_enumerator && name_is(&e, name))
-			return true;
-	} while (dwarf_siblingof(&e, &e) == 0);
-	return false;
-}
-
-/* Typedefs win at once. A tag only becomes the answer once the rest of
- * its unit holds no typedef of the same name (see dwarf__scan): that is
- * "typedef, then tag" without a second pass over the whole file. */
-static void query__visit_type(struct query *q, Dwarf_Die *die, int tag)
-{
-	if (tag == DW_TAG_typedef) {
-		if (name_is(die, q->name)) {
-			q->die = *die;
-			q->found = q->done = true;
-		}
-	} else if (!q->found && is_named_type_tag(tag) &&
-		   name_is(die, q->name) && !is_declaration(die)) {
-		q->die = *die;
-		q->found = true;
-	}
-}
-
-/* The declaration DIEs of an extern variable carry its name and type as
- * well as the definition does, so any of them will do; a static variable
- * of the same name in some unit is only a fallback. */
-static void query__visit_var(struct query *q, Dwarf_Die *die)
-{
-	if (!name_is(die, q->name))
-		return;
-	if (dwarf_hasattr(die, DW_AT_external)) {
-		q->die = *die;
-		q->found = q->done = true;
-	} else if (!q->found) {
-		q->die = *die;
-		q->found = true;
-	}
-}
-
-static void query__visit(struct query *q, Dwarf_Die *die)
-{
-	int tag = dwarf_tag(die);
-
-	switch (q->want) {
-	case WANT_TYPE:
-		query__visit_type(q, die, tag);
-		break;
-	case WANT_TAG:
-		if (tag == q->tag && name_is(die, q->name) &&
-		    !is_declaration(die)) {
-			q->die = *die;
-			q->found = q->done = true;
-		}
-		break;
-	case WANT_VAR:
-		if (tag == DW_TAG_variable)
-			query__visit_var(q, die);
-		break;
-	case WANT_ENUMERATOR:
-		if (tag == DW_TAG_enumeration_type && enum__has(die, q->name)) {
-			q->die = *die;
-			q->found = q->done = true;
-		}
-		break;
-	}
-}
-
-/* Only the unit's direct children: types and globals live there. */
-static void scan_unit(Dwarf_Die *cudie, struct query *q)
-{
-	Dwarf_Die die;
-
-	if (dwarf_child(cudie, &die) != 0)
-		return;
-	do {
-		query__visit(q, &die);
-		if (q->done)
-			return;
-	} while (dwarf_siblingof(&die, &die) == 0);
-}
-
-/* Every unit of the debug file, then of its dwz alternate file if any
- * (Debian's -dbgsym packages move shared types into partial units there). */
-static bool dwarf__scan(struct pgbt_dwarf *dw, struct query *q)
-{
-	Dwarf *files[2] = { dw->dwarf, dwarf_getalt(dw->dwarf) };
-
-	for (size_t i = 0; i < 2 && files[i]; i++) {
-		Dwarf_CU *cu = NULL;
-		Dwarf_Die cudie;
-		Dwarf_Half version;
-		uint8_t unit_type;
-
-		while (dwarf_get_units(files[i], cu, &cu, &version, &unit_type,
-				       &cudie, NULL) == 0) {
-			scan_unit(&cudie, q);
-			if (q->done || (q->found && q->want == WANT_TYPE))
-				return true;
-		}
-	}
-	return q->found;
-}
-
-static struct cache_ent *cache__get(struct pgbt_dwarf *dw, enum want want,
-				    int tag, const char *name)
-{
-	for (size_t i = 0; i < dw->ncache; i++) {
-		struct cache_ent *c = &dw->cache[i];
-
-		if (c->want == want && c->tag == tag && strcmp(c->name, name) == 0)
-			return c;
-	}
-	return NULL;
-}
-
-/* Caching is only a speed-up: when memory runs out, just don't. */
-static void cache__put(struct pgbt_dwarf *dw, enum want want, int tag,
-		       const char *name, const Dwarf_Die *die)
-{
-	struct cache_ent *c;
-
-	if (dw->ncache == dw->capcache) {
-		size_t cap = dw->capcache ? 2 * dw->capcache : 16;
-		struct cache_ent *n = realloc(dw->cache, cap * sizeof(*n));
-
-		if (!n)
-			return;
-		dw->cache = n;
-		dw->capcache = cap;
-	}
-	c = &dw->cache[dw->ncache];
-	c->name = strdup(name);
-	if (!c->name)
-		return;
-	c->want = want;
-	c->tag = tag;
-	c->die = *die;
-	dw->ncache++;
-}
-
-/* Where a DIE's name can come from: DW_FORM_strp/strx (.debug_str),
- * DW_FORM_line_strp, or inline DW_FORM_string in the unit itself. */
-static const char *const name_sections[] = {
-	".debug_str", ".debug_line_str", ".debug_info", ".debug_types",
-};
-
-/* Whether section SNAME of ELF may hold "NAME\0": false only when it is
- * absent or was searched without a match. */
-static bool elf__section_may_hold(Elf *elf, size_t shstrndx,
-				  const char *sname, const char *name)
-{
-	Elf_Scn *scn = NULL;
-	GElf_Shdr shdr;
-	Elf_Data *data;
-	const char *n;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &shdr))
-			return true;
-		n = elf_strptr(elf, shstrndx, shdr.sh_name);
-		/* GNU-compressed sections: we can't tell what libdw read */
-		if (!n || (strncmp(n, ".zdebug", 7) == 0 && strcmp(n + 2, sname + 1) == 0))
-			return true;
-		if (strcmp(n, sname) != 0)
-			continue;
-		if (shdr.sh_type == SHT_NOBITS || (shdr.sh_flags & SHF_COMPRESSED))
-			return true;
-		data = elf_getdata(scn, NULL);
-		return !data || !data->d_buf ||
-		       memmem(data->d_buf, data->d_size, name, strlen(name) + 1);
-	}
-	return false;
-}
-
-/* False only when no "NAME\0" is in any section a name is read from, so
- * no DIE can carry it. Much cheaper than the walk for names that are not
- * there, such as another PostgreSQL version's type names. The small string
- * sections go first: a name that exists is usually found there at once. */
-static bool elf__may_name(Elf *elf, const char *name)
-{
-	size_t shstrndx;
-
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return true;
-	for (size_t i = 0; i < sizeof(name_sections) / sizeof(*name_sections); i++)
-		if (elf__section_may_hold(elf, shstrndx, name_sections[i], name))
-			return true;
-	return false;
-}
-
-static bool dwarf__may_name(struct pgbt_dwarf *dw, const char *name)
-{
-	Dwarf *alt = dwarf_getalt(dw->dwarf);
-
-	return elf__may_name(dwarf_getelf(dw->dwarf), name) ||
-	       (alt && elf__may_name(dwarf_getelf(alt), name));
-}
-
 /* The DIE named NAME that WANT describes; false when there is none. */
 static bool dwarf__find(struct pgbt_dwarf *dw, enum want want, int tag,
 			const char *name, Dwarf_Die *ret)
 {
-	struct cache_ent *c = cache__get(dw, want, tag, name);
-	struct query q = { .want = want, .tag = tag, .name = name };
-
-	if (c) {
-		*ret = c->die;
-		return true;
-	}
-	if (!dwarf__may_name(dw, name) || !dwarf__scan(dw, &q))
-		return false;
-	cache__put(dw, want, tag, name, &q.die);
-	*ret = q.die;
-	return true;
+	return dwarf_index_find(dw->index, want, tag, name, ret);
 }
 
 /* --- types -------------------------------------------------------------- */
@@ -904,6 +653,9 @@ static int dwarf__begin(struct pgbt_dwarf *dw, const char *path,
 		return dwarf__no_debuginfo(dw, err);
 	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
 	dw->source = debugfile ? debugfile : dw->path;
+	dw->index = dwarf_index_new(dw->dwarf);
+	if (!dw->index)
+		return pgbt_fail_code(err, PGBT_ENOMEM, "%s: out of memory", path);
 	return 0;
 }
 
@@ -926,11 +678,9 @@ void pgbt_dwarf_close(struct pgbt_dwarf *dw)
 {
 	if (!dw)
 		return;
+	dwarf_index_free(dw->index);
 	if (dw->dwfl)
 		dwfl_end(dw->dwfl);
-	for (size_t i = 0; i < dw->ncache; i++)
-		free(dw->cache[i].name);
-	free(dw->cache);
 	free(dw->debuginfo_path);
 	free(dw->path);
 	free(dw);
