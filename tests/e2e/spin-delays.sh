@@ -93,7 +93,12 @@ for leg in $(e2e_legs_checked each); do
 	file=$(sed -n "s/^@file\[$line\]: //p" <<<"$out")
 	check_eq "$LEG: spin-delays: WaitBufHdrUnlocked's source file, if readable ($file)" \
 		"${file##*/}" "$([[ -n $file ]] && echo bufmgr.c)"
-	check_eq "$LEG: spin-delays: one contended wait in WaitBufHdrUnlocked (buffer $buf)" "$(get @contended)" 1
+	# The reader's wait, at least: on 18 another backend of the cluster
+	# sometimes waits on the same header too (seen in about one run of
+	# four, both waits in the same millisecond), so more is no error.
+	cw=$(get @contended)
+	check_eq "$LEG: spin-delays: the reader's contended wait in WaitBufHdrUnlocked, at least ($cw, buffer $buf)" \
+		"$((cw >= 1))" 1
 	# ~300 ms of backoff: sleeps of 1 ms growing by a random factor of
 	# x1-x2 each time (s_lock.c), so the count is a range, not a number.
 	sl=$(get @sleeps)
