@@ -12,6 +12,7 @@
 /* One name's answer, or its best candidate while units remain unread. */
 struct entry {
 	const char *name;       /* in the debug info's own strings */
+	uint64_t hash;
 	enum want want;
 	int tag;                /* WANT_TAG */
 	size_t unit;            /* the unit die is in, counted from 0 */
@@ -19,6 +20,18 @@ struct entry {
 	bool is_typedef;        /* WANT_TYPE: die is a typedef */
 	Dwarf_Die die;
 };
+
+/* The entry a name pointer went to last: most names recur in unit after
+ * unit as the same pointer into .debug_str, found again without hashing
+ * the string. */
+struct recent {
+	const char *name;
+	enum want want;
+	int tag;
+	size_t slot;
+};
+
+#define RECENT_BITS 16
 
 struct dwarf_index {
 	Dwarf *files[2];        /* the debug info, then its dwz alternate */
@@ -29,6 +42,11 @@ struct dwarf_index {
 	bool oom;
 	struct entry *slots;    /* open addressing; name NULL: free */
 	size_t cap, n;
+	struct recent *recent;  /* 1 << RECENT_BITS of them, reset by grow */
+	/* every enumeration met, in order; the first `listed` have had their
+	   enumerators put in the table (only enumerator questions need that) */
+	Dwarf_Die *enums;
+	size_t nenums, capenums, listed;
 };
 
 /* --- the table ------------------------------------------------------------ */
@@ -42,13 +60,16 @@ static uint64_t hash(enum want want, int tag, const char *name)
 	return h;
 }
 
-static struct entry *slot(struct entry *slots, size_t cap, enum want want, int tag,
+/* The slot of (want, tag, name), whose hash is h: its entry, or a free
+ * slot. Names of the same string section are often the same pointer. */
+static struct entry *slot(struct entry *slots, size_t cap, uint64_t h, enum want want, int tag,
 			  const char *name)
 {
-	for (size_t i = hash(want, tag, name) & (cap - 1);; i = (i + 1) & (cap - 1)) {
+	for (size_t i = h & (cap - 1);; i = (i + 1) & (cap - 1)) {
 		struct entry *e = &slots[i];
 
-		if (!e->name || (e->want == want && e->tag == tag && strcmp(e->name, name) == 0))
+		if (!e->name || (e->hash == h && e->want == want && e->tag == tag &&
+				 (e->name == name || strcmp(e->name, name) == 0)))
 			return e;
 	}
 }
@@ -62,11 +83,12 @@ static bool grow(struct dwarf_index *ix)
 		return false;
 	for (size_t i = 0; i < ix->cap; i++)
 		if (ix->slots[i].name)
-			*slot(slots, cap, ix->slots[i].want, ix->slots[i].tag, ix->slots[i].name) =
-				ix->slots[i];
+			*slot(slots, cap, ix->slots[i].hash, ix->slots[i].want, ix->slots[i].tag,
+			      ix->slots[i].name) = ix->slots[i];
 	free(ix->slots);
 	ix->slots = slots;
 	ix->cap = cap;
+	memset(ix->recent, 0, sizeof(*ix->recent) << RECENT_BITS);
 	return true;
 }
 
@@ -76,7 +98,7 @@ static struct entry *get(struct dwarf_index *ix, enum want want, int tag, const 
 
 	if (!ix->cap)
 		return NULL;
-	e = slot(ix->slots, ix->cap, want, tag, name);
+	e = slot(ix->slots, ix->cap, hash(want, tag, name), want, tag, name);
 	return e->name ? e : NULL;
 }
 
@@ -84,16 +106,24 @@ static struct entry *get(struct dwarf_index *ix, enum want want, int tag, const 
 static struct entry *put(struct dwarf_index *ix, enum want want, int tag, const char *name,
 			 bool *added)
 {
+	uint64_t h;
 	struct entry *e;
+	struct recent *r = &ix->recent[(((uintptr_t)name >> 2) * 0x9E3779B97F4A7C15ull ^ want ^
+					  (uint64_t)tag << 8) >> (64 - RECENT_BITS)];
 
 	*added = false;
+	if (r->name == name && r->want == want && r->tag == tag)
+		return &ix->slots[r->slot];
 	if (2 * (ix->n + 1) > ix->cap && !grow(ix)) {
 		ix->oom = true;
 		return NULL;
 	}
-	e = slot(ix->slots, ix->cap, want, tag, name);
+	h = hash(want, tag, name);
+	e = slot(ix->slots, ix->cap, h, want, tag, name);
+	*r = (struct recent){ name, want, tag, (size_t)(e - ix->slots) };
 	if (!e->name) {
-		*e = (struct entry){ .name = name, .want = want, .tag = tag, .unit = ix->units };
+		*e = (struct entry){ .name = name, .hash = h, .want = want, .tag = tag,
+				     .unit = ix->units };
 		ix->n++;
 		*added = true;
 	}
@@ -156,6 +186,7 @@ static void note_first(struct dwarf_index *ix, enum want want, int tag, const ch
 	}
 }
 
+/* Each enumerator of en whose name no earlier enumeration listed. */
 static void note_enumerators(struct dwarf_index *ix, Dwarf_Die *en)
 {
 	Dwarf_Die e;
@@ -167,6 +198,25 @@ static void note_enumerators(struct dwarf_index *ix, Dwarf_Die *en)
 		if (dwarf_tag(&e) == DW_TAG_enumerator && (name = dwarf_diename(&e)))
 			note_first(ix, WANT_ENUMERATOR, 0, name, en);
 	} while (dwarf_siblingof(&e, &e) == 0);
+}
+
+/* Enumerations are only listed as units are read: walking the
+ * enumerators of every one (headers repeat them in most units) would slow
+ * every script for the few that ask for enumerators. */
+static void keep_enum(struct dwarf_index *ix, Dwarf_Die *en)
+{
+	if (ix->nenums == ix->capenums) {
+		size_t cap = ix->capenums ? 2 * ix->capenums : 1024;
+		Dwarf_Die *grown = realloc(ix->enums, cap * sizeof(*grown));
+
+		if (!grown) {
+			ix->oom = true;
+			return;
+		}
+		ix->enums = grown;
+		ix->capenums = cap;
+	}
+	ix->enums[ix->nenums++] = *en;
 }
 
 /* The unit's direct children only: types and globals live there, and
@@ -182,7 +232,7 @@ static void read_unit(struct dwarf_index *ix, Dwarf_Die *cudie)
 	do {
 		tag = dwarf_tag(&die);
 		if (tag == DW_TAG_enumeration_type)
-			note_enumerators(ix, &die);
+			keep_enum(ix, &die);
 		if (tag != DW_TAG_typedef && tag != DW_TAG_variable && !is_named_type_tag(tag))
 			continue;
 		if (!(name = dwarf_diename(&die)))
@@ -278,10 +328,12 @@ struct dwarf_index *dwarf_index_new(Dwarf *dwarf)
 {
 	struct dwarf_index *ix = calloc(1, sizeof(*ix));
 
-	if (ix) {
-		ix->files[0] = dwarf;
-		ix->files[1] = dwarf_getalt(dwarf);
+	if (!ix || !(ix->recent = calloc((size_t)1 << RECENT_BITS, sizeof(*ix->recent)))) {
+		free(ix);
+		return NULL;
 	}
+	ix->files[0] = dwarf;
+	ix->files[1] = dwarf_getalt(dwarf);
 	return ix;
 }
 
@@ -289,6 +341,8 @@ void dwarf_index_free(struct dwarf_index *ix)
 {
 	if (!ix)
 		return;
+	free(ix->enums);
+	free(ix->recent);
 	free(ix->slots);
 	free(ix);
 }
@@ -305,6 +359,10 @@ bool dwarf_index_find(struct dwarf_index *ix, enum want want, int tag, const cha
 		if (e && (e->final || ix->done || (want == WANT_TYPE && e->unit < ix->units))) {
 			*ret = e->die;
 			return true;
+		}
+		if (want == WANT_ENUMERATOR && !e && ix->listed < ix->nenums) {
+			note_enumerators(ix, &ix->enums[ix->listed++]);
+			continue;
 		}
 		if (ix->done || ix->oom)
 			return false;

@@ -1,7 +1,8 @@
 /* Finding DIEs by name (internal to lib/dwarf.c): the top-level DIEs of
- * the debug info's units are read once, in order, each unit as far as a
- * question needs, and every name met goes into one table; a question
- * whose answer is already known reads nothing. */
+ * the debug info's units are read once, in order and only as far as the
+ * questions need, and every type and variable name met goes into one
+ * table (enumerators once a question asks for one); a question whose
+ * answer is already known reads nothing. */
 #ifndef PGBT_DWARF_INDEX_H
 #define PGBT_DWARF_INDEX_H
 
