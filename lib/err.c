@@ -4,16 +4,22 @@
 #include <stdio.h>
 #include <string.h>
 
+static int vfail(struct pgbt_err *err, enum pgbt_errcode code, const char *fmt, va_list ap)
+{
+	if (!err)
+		return -1;
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	err->code = code;
+	return -1;
+}
+
 int pgbt_fail(struct pgbt_err *err, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!err)
-		return -1;
 	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	vfail(err, PGBT_EFAIL, fmt, ap);
 	va_end(ap);
-	err->code = PGBT_EFAIL;
 	return -1;
 }
 
@@ -21,12 +27,9 @@ int pgbt_fail_code(struct pgbt_err *err, enum pgbt_errcode code, const char *fmt
 {
 	va_list ap;
 
-	if (!err)
-		return -1;
 	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	vfail(err, code, fmt, ap);
 	va_end(ap);
-	err->code = code;
 	return -1;
 }
 
