@@ -169,8 +169,8 @@ deb:
 # had) exits 3: its tests are skipped, by name, not passed.
 test-deps:
 	tests/setup/install-deps.sh
-	tests/setup/debian-root.sh trixie >/dev/null
-	for b in 15 17 18 18-waitprobes; do \
+	for s in trixie bullseye; do tests/setup/debian-root.sh $$s >/dev/null || exit 1; done
+	for b in 13 15 17 18 18-waitprobes; do \
 	  tests/setup/build-postgres.sh $$b >/dev/null || [ $$? -eq 3 ] || exit 1; done
 	for m in 14 16; do \
 	  tests/setup/embedded-postgres.sh $$m >/dev/null || [ $$? -eq 3 ] || exit 1; done

@@ -26,10 +26,14 @@
 #include "storage/s_lock.h"
 #include "storage/smgr.h"
 #include "storage/sync.h"
-#include "utils/backend_status.h"
 #include "utils/rel.h"
 #include "utils/timeout.h"
+#if PG_VERSION_NUM >= 140000
+#include "utils/backend_status.h"
 #include "utils/wait_event.h"
+#else
+#include "pgstat.h"    /* 13: the status entry and wait events are here */
+#endif
 
 /* how pgbt-gen tells the major, as in the server binary */
 __attribute__((used)) const char pgbt_version[] = PG_VERSION_STR;
@@ -79,7 +83,9 @@ LockTupleMode pgbt_LockTupleMode;
 LockWaitPolicy pgbt_LockWaitPolicy;
 TM_Result pgbt_TM_Result;
 WaitEventActivity pgbt_WaitEventActivity;
+#if PG_VERSION_NUM >= 140000
 WaitEventBufferPin pgbt_WaitEventBufferPin;
+#endif
 WaitEventClient pgbt_WaitEventClient;
 WaitEventIO pgbt_WaitEventIO;
 WaitEventIPC pgbt_WaitEventIPC;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds PostgreSQL MAJOR (15, 17 or 18) from the Debian source package with
+# Builds PostgreSQL MAJOR (13, 15, 17 or 18) from the Debian source package with
 # debug info and USDT probes, into $PGBT_CACHE/pgMAJOR (default
 # /var/cache/pgbt). Cached: a finished build is reused. Prints the install
 # prefix on stdout.
@@ -32,9 +32,10 @@ patch=
 case "$name" in
   "$major") ;;
   18-waitprobes) patch=$setup_dir/pg18-wait-event-probes.patch ;;
-  *) echo "build-postgres: no build variant '$name' (known: 15, 17, 18, 18-waitprobes)" >&2; exit 2 ;;
+  *) echo "build-postgres: no build variant '$name' (known: 13, 15, 17, 18, 18-waitprobes)" >&2; exit 2 ;;
 esac
 case "$major" in
+  13) suite=bullseye ;;
   15) suite=bookworm ;;
   17) suite=trixie ;;
   18) suite=sid ;;
@@ -56,9 +57,14 @@ mkdir -p "$apt_dir/lists/partial" "$cache/src"
 mirror=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | grep -v security | head -n1)
 [ -n "$mirror" ] || mirror=$(awk '/^deb /{print $2; exit}' /etc/apt/sources.list 2>/dev/null)
 [ -n "$mirror" ] || { echo "build-postgres: no Debian mirror configured in /etc/apt" >&2; exit 1; }
-for s in bookworm trixie sid; do
+for s in bullseye bookworm trixie sid; do
   echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $s main"
-done > "$apt_dir/sources.list"
+done > "$apt_dir/sources.list.new"
+# Lists fetched for another set of suites are fetched again.
+if ! cmp -s "$apt_dir/sources.list.new" "$apt_dir/sources.list"; then
+  rm -rf "$apt_dir/lists" && mkdir -p "$apt_dir/lists/partial"
+fi
+mv "$apt_dir/sources.list.new" "$apt_dir/sources.list"
 apt_opts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
           -o "Dir::State::Lists=$apt_dir/lists" -o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache=)
 

@@ -39,7 +39,8 @@ step "host packages download" apt-get install -y -qq --reinstall --download-only
 	-o Dir::Cache::archives="$cache/archives" $pkgs
 step "trixie root (bpftrace 0.23, postgresql-17)" "$here/debian-root.sh" trixie
 step "trixie's bpftrace runs on the host" "$cache/bin/bpftrace-trixie" --version
-for b in 15 17 18 18-waitprobes; do
+step "bullseye root (postgresql-13)" "$here/debian-root.sh" bullseye
+for b in 13 15 17 18 18-waitprobes; do
 	step "PostgreSQL $b: source, patch, configure" env PGBT_BUILD_UNTIL=configure "$here/build-postgres.sh" "$b"
 done
 for m in 14 16; do
