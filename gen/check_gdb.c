@@ -16,7 +16,7 @@
 #include <time.h>
 
 #define MAX_FACTS 512
-#define MAX_ALTS 2
+#define MAX_ALTS 4
 
 struct fact {
 	char line[256];               /* the provenance line, without "//   " */
@@ -33,21 +33,36 @@ struct facts {
 	int n;
 };
 
-/* "(A|B)" in e: the two spellings; otherwise e itself. */
-static void add_exprs(struct fact *f, const char *e)
+/* Every spelling of e with each "(A|B)" group replaced by one of its
+ * names ("&(T|S)->(x|y)": four), in order of preference; prefix is what
+ * is spelled so far. At most MAX_ALTS; e itself when it has no group. */
+static void expand(struct fact *f, const char *prefix, const char *e)
 {
-	const char *open = strchr(e, '('), *bar = open ? strchr(open, '|') : NULL;
+	const char *open = strstr(e, "("), *bar = open ? strchr(open, '|') : NULL;
 	const char *close = bar ? strchr(bar, ')') : NULL;
+	char next[192];
 
-	f->nexpr = 0;
-	if (!close || strncmp(e, "&(", 2) != 0) {
-		snprintf(f->expr[f->nexpr++], sizeof(f->expr[0]), "%s", e);
+	if (!close || memchr(open, ')', (size_t)(bar - open))) {
+		if (f->nexpr < MAX_ALTS)
+			snprintf(f->expr[f->nexpr++], sizeof(f->expr[0]), "%s%s", prefix, e);
 		return;
 	}
-	snprintf(f->expr[f->nexpr++], sizeof(f->expr[0]), "&%.*s%s", (int)(bar - open - 1),
-		 open + 1, close + 1);
-	snprintf(f->expr[f->nexpr++], sizeof(f->expr[0]), "&%.*s%s", (int)(close - bar - 1),
-		 bar + 1, close + 1);
+	for (const char *a = open + 1; a < close;) {
+		const char *end = memchr(a, '|', (size_t)(close - a));
+
+		if (!end)
+			end = close;
+		snprintf(next, sizeof(next), "%s%.*s%.*s", prefix, (int)(open - e), e,
+			 (int)(end - a), a);
+		expand(f, next, close + 1);
+		a = end + 1;
+	}
+}
+
+static void add_exprs(struct fact *f, const char *e)
+{
+	f->nexpr = 0;
+	expand(f, "", e);
 }
 
 /* One provenance line ("&G->m = 0x..", "NAME = 0x.. (DWARF)",

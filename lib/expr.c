@@ -24,8 +24,10 @@ static bool is_ident(const char *s)
 	return true;
 }
 
-/* Splits "(A|B)" or "A" into alternatives; returns their count, 0 if bad. */
-static int split_alts(const char *s, char alts[MAX_ALTS][128])
+/* Splits "(A|B)" or "A" into alternatives; returns their count, 0 if bad.
+ * Names must be identifiers; member paths ("a.b[2]") are checked later,
+ * by the lookup. */
+static int split_alts_of(const char *s, bool paths, char alts[MAX_ALTS][128])
 {
 	char tmp[512], *save = NULL;
 	size_t len = strlen(s);
@@ -44,11 +46,43 @@ static int split_alts(const char *s, char alts[MAX_ALTS][128])
 		if (strncmp(a, "struct ", 7) == 0 || strncmp(a, "union ", 6) == 0)
 			a = strchr(a, ' ') + 1;
 		pgbt_trim(a, strlen(a), alts[n], sizeof(alts[n]));
-		if (!is_ident(alts[n]))
+		if (paths ? !alts[n][0] : !is_ident(alts[n]))
 			return 0;
 		n++;
 	}
 	return n;
+}
+
+static int split_alts(const char *s, char alts[MAX_ALTS][128])
+{
+	return split_alts_of(s, false, alts);
+}
+
+/* The first member of "(a|b)" (or "a") that TYPE has, for a member renamed
+ * between majors (nextFullXid in 13, nextXid from 14); its name in
+ * CHOSEN. */
+static int pick_member(struct pgbt_eval *ev, const char *type, const char *spec,
+		       uint64_t *off, uint64_t *size, char *how, char *chosen, size_t len,
+		       struct pgbt_err *err)
+{
+	char alts[MAX_ALTS][128];
+	int n = split_alts_of(spec, true, alts);
+
+	if (n == 0)
+		return pgbt_fail(err, "%s: bad member name '%s'", ev->scope.where, spec);
+	for (int i = 0; i < n; i++) {
+		struct pgbt_err e;
+
+		if (pgbt_target_member(ev->t, type, alts[i], off, size, how, &e) == 0) {
+			snprintf(chosen, len, "%s", alts[i]);
+			return 0;
+		}
+		if (err)
+			*err = e;
+		if (e.code != PGBT_ENOTFOUND)
+			return -1;
+	}
+	return -1;
 }
 
 /* Adds a provenance entry once per distinct expression. */
@@ -91,8 +125,9 @@ static int need_live(struct pgbt_eval *ev, const char *expr, struct pgbt_err *er
 static int pick_symbol(struct pgbt_eval *ev, const char *spec, char *ret, size_t len,
 		       struct pgbt_err *err)
 {
-	char alts[MAX_ALTS][128], list[600] = "";
+	char alts[MAX_ALTS][128], list[600] = "", h[PGBT_HOW_LEN];
 	struct pgbt_sym sym;
+	uint64_t addr;
 	int n = split_alts(spec, alts);
 
 	if (n == 0)
@@ -100,7 +135,9 @@ static int pick_symbol(struct pgbt_eval *ev, const char *spec, char *ret, size_t
 	for (int i = 0; i < n; i++) {
 		struct pgbt_err e;
 
-		if (pgbt_elf_symbol(ev->t->elf, alts[i], &sym, &e) == 0) {
+		if (pgbt_elf_symbol(ev->t->elf, alts[i], &sym, &e) == 0 ||
+		    (e.code == PGBT_ENOTFOUND && ev->t->pid &&
+		     pgbt_target_symbol_addr(ev->t, alts[i], &addr, h, &e) == 0)) {
 			snprintf(ret, len, "%s", alts[i]);
 			return 0;
 		}
@@ -110,6 +147,12 @@ static int pick_symbol(struct pgbt_eval *ev, const char *spec, char *ret, size_t
 			return -1;
 		}
 		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "", alts[i]);
+		/* a static global looked for in code: why it was not found */
+		if (n == 1 && ev->t->pid) {
+			if (err)
+				*err = e;
+			return -1;
+		}
 	}
 	return pgbt_fail(err, "%s: no symbol %s in .symtab or .dynsym", ev->t->path, list);
 }
@@ -184,7 +227,7 @@ static int eval_address(struct pgbt_eval *ev, const char *expr, uint64_t *ret,
 	if (ptrs != (arrow ? 1 : 0))
 		return pgbt_fail(err, "%s: {{ %s }}: %s is %s with %d pointer level(s); use %s",
 				 ev->scope.where, expr, name, type, ptrs, ptrs ? "->" : ".");
-	if (pgbt_target_member(ev->t, type, member, &off, &size, h2, err) < 0)
+	if (pick_member(ev, type, member, &off, &size, h2, member, sizeof(member), err) < 0)
 		return -1;
 	if (arrow) {
 		char what[160];
@@ -201,7 +244,7 @@ static int eval_address(struct pgbt_eval *ev, const char *expr, uint64_t *ret,
 	return 0;
 }
 
-/* offsetof(T, m) and sizeof(T), with T possibly "(A|B)". */
+/* offsetof(T, m) and sizeof(T), with T and m possibly "(A|B)". */
 static int eval_type_fn(struct pgbt_eval *ev, bool is_offsetof, const char *args,
 			uint64_t *ret, char *how, struct pgbt_err *err)
 {
@@ -222,8 +265,9 @@ static int eval_type_fn(struct pgbt_eval *ev, bool is_offsetof, const char *args
 	   such name" ends the search */
 	for (int i = 0; i < n; i++) {
 		struct pgbt_err e;
+		char chosen[128];
 		int rc = is_offsetof
-			? pgbt_target_member(ev->t, alts[i], member, ret, &size, how, &e)
+			? pick_member(ev, alts[i], member, ret, &size, how, chosen, sizeof(chosen), &e)
 			: pgbt_target_sizeof(ev->t, alts[i], ret, how, &e);
 		if (rc == 0) {
 			if (n > 1)

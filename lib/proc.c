@@ -585,6 +585,29 @@ static int cmp_pid(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+int pgbt_proc_children(pid_t parent, pid_t *ret, size_t max, size_t *ret_n,
+		       struct pgbt_err *err)
+{
+	struct dirent *de;
+	pid_t pid, ppid;
+	size_t n = 0;
+	DIR *dir;
+
+	dir = opendir(proc_root());
+	if (!dir)
+		return pgbt_fail(err, "%s: cannot list processes: %s", proc_root(),
+				 strerror(errno));
+	while (n < max && (de = readdir(dir)))
+		if (parse_pid_name(de->d_name, &pid) && pgbt_proc_ppid(pid, &ppid, NULL) == 0 &&
+		    ppid == parent)
+			ret[n++] = pid;
+	closedir(dir);
+	if (n > 1)
+		qsort(ret, n, sizeof(*ret), cmp_pid);
+	*ret_n = n;
+	return 0;
+}
+
 int pgbt_proc_postmasters(pid_t **ret, size_t *ret_n, struct pgbt_err *err)
 {
 	pid_t *pids = NULL, *grown, pid, pm;

@@ -93,6 +93,11 @@ bool pgbt_proc_other_pidns(pid_t pid);
  * for it in *ret); fails with "no child of postmaster P has PID N". */
 int pgbt_proc_child_by_nspid(pid_t parent, pid_t nspid, pid_t *ret, struct pgbt_err *err);
 
+/* Up to max children of parent, sorted by PID, in ret; their number in
+ * *ret_n (0 is no error). */
+int pgbt_proc_children(pid_t parent, pid_t *ret, size_t max, size_t *ret_n,
+		       struct pgbt_err *err);
+
 /* Every running postmaster, sorted by PID. The caller frees *ret. */
 int pgbt_proc_postmasters(pid_t **ret, size_t *ret_n, struct pgbt_err *err);
 

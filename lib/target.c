@@ -1,5 +1,6 @@
 #include "target.h"
 
+#include "found_static.h"
 #include "gdb_types.h"
 
 #include <inttypes.h>
@@ -211,8 +212,10 @@ static int types_source(struct pgbt_target *t, char *how, struct pgbt_err *err)
 	pgbt_layout_builtin_majors(known, sizeof(known));
 	return pgbt_fail_code(err, PGBT_ENODEBUG, "%s (PostgreSQL %d), and pgbt has no built-in "
 			      "layout for PostgreSQL %d (it has %s); install the server's debug "
-			      "symbols, set DEBUGINFOD_URLS, or give --layouts-dir a directory with "
-			      "%d.layout", t->dwarf_err.msg, t->major, t->major, known, t->major);
+			      "symbols (its -dbgsym or -debuginfo package), set DEBUGINFOD_URLS, "
+			      "or trace a server of a major it has (or give --layouts-dir a "
+			      "directory with %d.layout)", t->dwarf_err.msg, t->major, t->major,
+			      known, t->major);
 }
 
 static int layout_missing(struct pgbt_target *t, const char *what, struct pgbt_err *err)
@@ -357,13 +360,33 @@ int pgbt_target_enum(struct pgbt_target *t, const char *name,
 	return 0;
 }
 
+/* A static global found in code (found_static.c), once per target. */
+static int found_static(struct pgbt_target *t, const char *name, uint64_t *ret, char *how,
+			struct pgbt_err *err)
+{
+	if (strcmp(t->found_name, name) != 0) {
+		if (pgbt_found_static(t, name, &t->found_addr, t->found_how, err) < 0)
+			return -1;
+		snprintf(t->found_name, sizeof(t->found_name), "%s", name);
+	}
+	*ret = t->found_addr;
+	snprintf(how, PGBT_HOW_LEN, "%s", t->found_how);
+	return 0;
+}
+
 int pgbt_target_symbol_addr(struct pgbt_target *t, const char *name, uint64_t *ret,
 			    char *how, struct pgbt_err *err)
 {
 	struct pgbt_sym sym;
+	struct pgbt_err e;
 
-	if (pgbt_elf_symbol(t->elf, name, &sym, err) < 0)
+	if (pgbt_elf_symbol(t->elf, name, &sym, &e) < 0) {
+		if (e.code == PGBT_ENOTFOUND)
+			return found_static(t, name, ret, how, err);
+		if (err)
+			*err = e;
 		return -1;
+	}
 	*ret = sym.value + t->bias;
 	snprintf(how, PGBT_HOW_LEN, "%s value 0x%" PRIx64 " + load bias 0x%" PRIx64
 		 " (/proc/%d/maps)", sym.table, sym.value, t->bias, (int)t->pid);

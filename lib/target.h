@@ -50,6 +50,11 @@ struct pgbt_target {
 	struct pgbt_err dwarf_err;
 	bool has_layout;
 	struct pgbt_layout layout;
+
+	/* the last static global found in code (pgbt_found_static) */
+	char found_name[64];
+	uint64_t found_addr;
+	char found_how[PGBT_HOW_LEN];
 };
 
 /* Each open fills *t (memset first) and fails with a one-line message,
@@ -81,7 +86,9 @@ int pgbt_target_enumerator(struct pgbt_target *t, const char *name, int64_t *ret
  * layout for this major, kept for DWARF builds too); -1 when there is none. */
 int pgbt_target_label(struct pgbt_target *t, const char *name, char *ret, size_t len);
 
-/* Runtime address of a symbol: ELF value + load bias. Needs a process. */
+/* Runtime address of a symbol: ELF value + load bias. Needs a process.
+ * A global the build keeps static is found in code where pgbt knows how
+ * (found_static.h). */
 int pgbt_target_symbol_addr(struct pgbt_target *t, const char *name, uint64_t *ret,
 			    char *how, struct pgbt_err *err);
 

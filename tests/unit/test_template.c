@@ -505,6 +505,14 @@ static void test_live(const char *file, bool stripped)
 		snprintf(want, sizeof(want), "\n0x%llx\n", shared + 8);
 		expect(&t, HEADER "{{ &TransamVariables->nextXid }}\n", NULL, want);
 		expect(&t, HEADER "{{ &(ShmemVariableCache|TransamVariables)->nextXid }}\n", NULL, want);
+		/* a member renamed between majors: the first the type has */
+		expect(&t, HEADER "{{ &TransamVariables->(nextFullXid|nextXid) }}\n", NULL, want);
+		expect(&t, HEADER "{{ &TransamVariables->(nextFullXid|nextXid) }}\n", NULL,
+		       "nextXid at offset 8");
+		expect_error(&t, HEADER "{{ &TransamVariables->(nextFullXid|noSuchXid) }}\n", NULL,
+			     "noSuchXid");
+		expect(&t, HEADER "{{ offsetof(TransamVariablesData, (nextFullXid|nextXid)) }}\n",
+		       NULL, "\n8\n");
 		snprintf(want, sizeof(want), "\n0x%llx\n", shared);
 		expect(&t, HEADER "{{ &TransamVariables->nextOid }}\n", NULL, want);
 		expect(&t, HEADER "{{ &TransamVariables->nextOid }}\n", NULL, "in shared mapping");
