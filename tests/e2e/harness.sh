@@ -71,13 +71,7 @@ e2e_done')"
 	check_contains "abort: stderr names the line" "$CHILD_ERR" "aborts.sh:4: 'false' exited with status 1"
 }
 
-# The major of a build name: 15-debug, 18-waitprobes, ct17, emb16 -> 15,
-# 18, 17, 16.
-build_major() {
-	local m=${1#ct}
-	m=${m#emb}
-	echo "${m%%-*}"
-}
+build_major() { pg_build_major "$@"; }
 
 # Everything one cluster should offer; the cluster is stopped at the end.
 test_leg() {
@@ -98,7 +92,7 @@ test_leg() {
 
 	# pg_parse_query is exported (.dynsym), so the uprobe also works on
 	# Debian's stripped binary; the parent filter keeps it to this cluster.
-	local bt=$E2E_TMP/pg$v.bt out=$E2E_TMP/pg$v.out tag="harness-$v-$RANDOM"
+	local bt=$E2E_TMP/pg$v-$LEG_BT.bt out=$E2E_TMP/pg$v-$LEG_BT.out tag="harness-$v-$RANDOM"
 	# bpftrace prints our PIDs; the server its own (in a container, not ours).
 	cat >"$bt" <<-EOF
 	BEGIN { printf("ready\n"); }
@@ -110,7 +104,7 @@ test_leg() {
 	EOF
 	if bt_start "$bt" "$out"; then
 		# The session sleeps on, so that its host PID can still be read.
-		local backend i session=$E2E_TMP/session-$v.out
+		local backend i session=$E2E_TMP/session-$v-$LEG_BT.out
 		printf 'select pg_backend_pid() as "%s";\nselect pg_sleep(1.2);\n' "$tag" |
 			cl_psql >"$session" &
 		for ((i = 0; i < 100; i++)); do [[ -s $session ]] && break; sleep 0.05; done

@@ -99,7 +99,7 @@ planted_layout_caught 15-waits.layout 's/^enumerator WAIT_EVENT_PG_SLEEP 0x09000
 
 # A wrong address: the XID scripts watching the next OID.
 if [[ -n $XID_OID ]]; then
-	sed -i 's/->nextXid$/->nextOid/' "$scripts/xid-rate.bt" "$scripts/xid-events.bt"
+	sed -i 's/->(nextXid|nextFullXid)$/->nextOid/' "$scripts/xid-rate.bt" "$scripts/xid-events.bt"
 	check_eq "the address was planted" "$(grep -c -- '->nextOid$' "$scripts/xid-rate.bt" "$scripts/xid-events.bt" |
 		awk -F: '{ s += $2 } END { print s }')" 2
 	got=$(run_with "$(wrapper --scripts-dir "$scripts")" xid-oid.sh)

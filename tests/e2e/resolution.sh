@@ -56,6 +56,17 @@ test_against_gdb() {
 # gdb knows), enumerators, offsetof and sizeof.
 # Writes "FACT: pgbt-gen VALUE, gdb VALUE" to OUT for each that differs or
 # that gdb did not answer, and sets PROV_N to the number of facts asked.
+# Every spelling of EXPR with each "(A|B)" group one of its names, joined
+# by "|": "&(T|S)->(x|y)" -> "&T->x|&S->x|&T->y|&S->y".
+spellings() {
+	if [[ $1 =~ ^(.*)\(([A-Za-z_0-9]+)\|([A-Za-z_0-9]+)\)(.*)$ ]]; then
+		local pre=${BASH_REMATCH[1]} a=${BASH_REMATCH[2]} b=${BASH_REMATCH[3]} post=${BASH_REMATCH[4]}
+		echo "$(spellings "$pre$a$post")|$(spellings "$pre$b$post")"
+	else
+		echo "$1"
+	fi
+}
+
 gdb_check_provenance() {
 	local pid=$1 out=$2; shift 2
 	: >"$out"
@@ -82,10 +93,8 @@ gdb_check_provenance() {
 		# pgbt-gen's "*G" is the pointer stored in G: gdb's "G".
 		[[ $expr =~ ^\*([A-Za-z_0-9|()]+)$ ]] && expr=${BASH_REMATCH[1]}
 		facts+=("${line#//   }") wants+=("$want")
-		# "(A|B)->m" and the struct-tag forms: every alternative, in order.
-		if [[ $expr =~ ^(.*)\(([A-Za-z_0-9]+)\|([A-Za-z_0-9]+)\)(.*)$ ]]; then
-			expr="${BASH_REMATCH[1]}${BASH_REMATCH[2]}${BASH_REMATCH[4]}|${BASH_REMATCH[1]}${BASH_REMATCH[3]}${BASH_REMATCH[4]}"
-		fi
+		# "(A|B)->(x|y)" and the struct-tag forms: every spelling.
+		[[ $expr == *"("*"|"*")"* ]] && expr=$(spellings "$expr")
 		IFS='|' read -ra alt <<<"$expr"
 		for expr in "${alt[@]}"; do
 			args+=(-ex "echo @@ $i\\n" -ex "print/x $expr")
@@ -190,7 +199,7 @@ test_check_with_gdb() {
 	check_contains "pg$v: a gdb that disagrees: the facts named" "$(cat "$E2E_TMP/cw.err")" \
 		"2 of 2 facts differ from gdb's answers"
 	check_contains "pg$v: a gdb that disagrees: both answers" "$(cat "$E2E_TMP/cw.err")" \
-		"->nextXid = 0x"
+		"->(nextXid|nextFullXid) = 0x"
 	cluster_stop
 }
 
@@ -240,7 +249,7 @@ test_check_with_gdb_nodwarf() {
 	cluster_start "$v"
 	out=$("$PGBT_GEN" -p "$CL_PID" --check-with gdb xid-rate 2>&1) || rc=$?
 	check_eq "$v: --check-with gdb without DWARF fails" "$((rc != 0))" 1
-	check_contains "$v: for the fact gdb cannot answer" "$out" "->nextXid = 0x"
+	check_contains "$v: for the fact gdb cannot answer" "$out" "->(nextXid|nextFullXid) = 0x"
 	check_contains "$v: saying so" "$out" "gdb gave no answer"
 	rc=0
 	out=$("$PGBT_GEN" -p "$CL_PID" --check-with gdb-if-able xid-rate 2>&1) || rc=$?
@@ -343,6 +352,41 @@ test_build_id_lookup() {
 	check_contains "stripped 17+: offset from it" "$out" "nextXid at %d, n=%d\\n\", 8,"
 }
 
+# MyBEEntry is static in 13, so a stripped 13 (Debian's) has no symbol
+# for it: pgbt-gen finds the pointer pgstat_report_activity loads and
+# keeps it only if the server's processes confirm it. On a stripped copy
+# of the 13 source build: the address its symbol table gave before
+# stripping; and with a wrong layout fact the confirmation fails, so the
+# render is refused rather than reading a wrong pointer.
+test_found_static() {
+	local why cache=$E2E_TMP/cache13 want out rc=0
+	if why=$(pg_build_missing 13); then
+		skip "MyBEEntry found in code on a stripped 13: $why"
+		return 0
+	fi
+	mkdir -p "$cache" && cp -a "$PGBT_CACHE/pg13" "$cache/"
+	strip "$cache/pg13/bin/postgres"
+	want=$(nm "$PGBT_CACHE/pg13/bin/postgres" | awk '$3 == "MyBEEntry" { print $1 }')
+	want=$(printf '0x%x' "$((16#${want:-0}))")
+	PGBT_CACHE=$cache cluster_start -n stripped13 13
+	check_eq "stripped 13: no MyBEEntry symbol" "$(nm -D "$CL_BIN/postgres" | grep -cw MyBEEntry)" 0
+	out=$("$PGBT_GEN" -p "$CL_PID" slow-queries)
+	check_contains "stripped 13: MyBEEntry found where its symbol was ($want)" "$out" \
+		"the pointer pgstat_report_activity loads first from $want;"
+	check_contains "stripped 13: types from the 13 layout" "$out" \
+		"// types:      pgbt's built-in layout for PostgreSQL 13"
+	mkdir -p "$E2E_TMP/wrong13"
+	cp "$PGBT_ROOT"/lib/layouts/*.layout "$E2E_TMP/wrong13/"
+	sed -i 's/^member PgBackendStatus st_procpid 4 4$/member PgBackendStatus st_procpid 8 4/' \
+		"$E2E_TMP/wrong13/13-waits.layout"
+	out=$("$PGBT_GEN" --layouts-dir "$E2E_TMP/wrong13" -p "$CL_PID" slow-queries 2>"$E2E_TMP/err") || rc=$?
+	check_eq "stripped 13, wrong st_procpid: refused" "$rc" 1
+	check_empty "stripped 13, wrong st_procpid: nothing on stdout" "$out"
+	check_contains "stripped 13, wrong st_procpid: says why" "$(cat "$E2E_TMP/err")" \
+		"none of the"
+	cluster_stop
+}
+
 for v in 15-debug 17 18; do
 	test_against_gdb "$v"
 	test_provenance_against_gdb "$v"
@@ -355,7 +399,7 @@ for v in emb16 emb14; do
 	test_against_gdb_nodwarf "$v"
 	test_check_with_gdb_nodwarf "$v"
 done
-for major in 15 17 18; do
+for major in 13 15 17 18; do
 	test_layouts "$major"
 done
 # No build of 16 with debug info can be had here (no Debian suite has its
@@ -365,5 +409,7 @@ skip "layout 16 against the DWARF of a 16 build: none can be built here (no sour
 # source when it was written, and is checked live on emb14.
 skip "layout 14 against the DWARF of a 14 build: none can be built here (no source for 14); checked live on emb14 by the e2e tests"
 test_layouts_from_headers 17 "$PGBT_CACHE/root-trixie"
+test_layouts_from_headers 13 "$PGBT_CACHE/root-bullseye"
 test_build_id_lookup
+test_found_static
 e2e_done

@@ -157,7 +157,8 @@ test_errors() {
 ERRORS_TESTED=
 test_watch() {
 	cluster_start "$LEG_BUILD"
-	if [[ -z $ERRORS_TESTED ]]; then
+	# (on the host: in a container, PID 1 is the postmaster)
+	if [[ -z $ERRORS_TESTED && -z $CL_ROOT ]]; then
 		test_errors
 		ERRORS_TESTED=1
 	fi

@@ -59,14 +59,28 @@ query_id() {
 
 test_leg() {
 	# compute_query_id: so that waits-by-query by=queryid has IDs to show.
-	cluster_start "$LEG_BUILD" compute_query_id=on
+	# (compute_query_id is new in 14)
+	local qid=()
+	(($(pg_build_major "$LEG_BUILD") < 14)) || qid=(compute_query_id=on)
+	cluster_start "$LEG_BUILD" "${qid[@]}"
 	if readelf -S "$CL_BIN/postgres" 2>/dev/null | grep -q '\.debug_info'; then
 		local out rc=0
 		out=$("$PGBT_GEN" check-layouts --bin "$CL_BIN/postgres" 2>&1) || rc=$?
 		check_eq "$LEG: layouts (with the wait-event names) match DWARF ($(tail -n 3 <<<"$out"))" "$rc" 0
 	fi
 	cl_psql -c "create table wt (id int primary key, v int); insert into wt values (1, 0)"
-	render waits-by-queryid waits-by-query by=queryid
+	# 13 has no query_id: by=queryid is refused there, saying so.
+	local qids=1
+	if ((CL_MAJOR < 14)); then
+		qids=
+		local rc=0
+		"$PGBT_GEN" -p "$CL_PID" waits-by-query by=queryid >"$E2E_TMP/qid.bt" 2>"$E2E_TMP/qid.err" || rc=$?
+		check_eq "$LEG: by=queryid refused on $CL_MAJOR ($(cat "$E2E_TMP/qid.err"))" "$rc" 1
+		check_contains "$LEG: by=queryid: says why" "$(cat "$E2E_TMP/qid.err")" "needs PostgreSQL 14 or later"
+		check_empty "$LEG: by=queryid: nothing on stdout" "$(cat "$E2E_TMP/qid.bt")"
+	else
+		render waits-by-queryid waits-by-query by=queryid
+	fi
 	render waits waits
 	render waits-nopid waits per_backend=off
 	render waits-interval waits interval=1
@@ -88,8 +102,11 @@ test_leg() {
 	local bt_query=$BT_PID
 	BT_STRLEN=64 bt_start "$E2E_TMP/waits-by-query.bt" "$E2E_TMP/waits-by-query-64.out"
 	local bt_query64=$BT_PID
-	bt_start "$E2E_TMP/waits-by-queryid.bt" "$E2E_TMP/waits-by-queryid.out"
-	local bt_queryid=$BT_PID
+	local bt_queryid=
+	if [[ -n $qids ]]; then
+		bt_start "$E2E_TMP/waits-by-queryid.bt" "$E2E_TMP/waits-by-queryid.out"
+		bt_queryid=$BT_PID
+	fi
 	bt_start "$E2E_TMP/offcpu-stacks.bt" "$E2E_TMP/offcpu-stacks.out"
 	local bt_stacks=$BT_PID
 
@@ -116,7 +133,7 @@ test_leg() {
 	s_pid=$(waiting_pid "select pg_sleep(0.5) /* waits-e2e */")
 	check_eq "$LEG: pg_stat_activity names S's wait" "$(psa_wait "$s_pid" Timeout:PgSleep)" Timeout:PgSleep
 	local s_qid b_qid c_qid
-	s_qid=$(query_id "$s_pid")
+	[[ -z $qids ]] || s_qid=$(query_id "$s_pid")
 	wait "$s_bg" || true
 
 	# B: blocked on A's row lock for 700 ms.
@@ -126,7 +143,7 @@ test_leg() {
 	b_pid=$(waiting_pid "update wt set v = v + 1 where id = 1 /* waits-e2e */")
 	local t0=$EPOCHREALTIME
 	check_eq "$LEG: pg_stat_activity names B's wait" "$(psa_wait "$b_pid" Lock:transactionid)" Lock:transactionid
-	b_qid=$(query_id "$b_pid")
+	[[ -z $qids ]] || b_qid=$(query_id "$b_pid")
 	check_eq "$LEG: pg_stat_activity names idle A's wait" "$(psa_wait "$a_pid" Client:ClientRead)" Client:ClientRead
 	sleep 0.7
 	echo "commit;" >&$afd
@@ -143,7 +160,7 @@ test_leg() {
 	c_pid=$(waiting_pid "select pg_advisory_lock(42) /* waits-e2e */")
 	t0=$EPOCHREALTIME
 	check_eq "$LEG: pg_stat_activity names C's wait" "$(psa_wait "$c_pid" Lock:advisory)" Lock:advisory
-	c_qid=$(query_id "$c_pid")
+	[[ -z $qids ]] || c_qid=$(query_id "$c_pid")
 	sleep 0.4
 	echo "select pg_advisory_unlock(42);" >&$afd
 	local c_ms c_tol
@@ -152,7 +169,7 @@ test_leg() {
 	exec {afd}>&-
 	wait "$a_bg" || true
 	sleep 0.3
-	bt_stop "$bt_waits"; bt_stop "$bt_query"; bt_stop "$bt_query64"; bt_stop "$bt_queryid"
+	bt_stop "$bt_waits"; bt_stop "$bt_query"; bt_stop "$bt_query64"; [[ -z $bt_queryid ]] || bt_stop "$bt_queryid"
 	bt_stop "$bt_stacks"; bt_stop "$bt_nopid"; bt_stop "$bt_interval"
 
 	local out=$E2E_TMP/waits.out
@@ -210,11 +227,13 @@ test_leg() {
 		check_near "$LEG: $f: pg_advisory_lock's ms in Lock:advisory" \
 			"$(query_ms "$out" "select pg_advisory_lock(42) /* waits-e2e */" Lock:advisory)" "$c_ms" "$c_tol"
 	done
-	out=$E2E_TMP/waits-by-queryid.out
-	check_near "$LEG: by queryid: S's ms in Timeout:PgSleep" "$(id_ms "$out" "$s_qid" Timeout:PgSleep)" 500 "$TOL_MS"
-	check_near "$LEG: by queryid: B's ms in Lock:transactionid" "$(id_ms "$out" "$b_qid" Lock:transactionid)" "$b_ms" "$b_tol"
-	check_near "$LEG: by queryid: C's ms in Lock:advisory" "$(id_ms "$out" "$c_qid" Lock:advisory)" "$c_ms" "$c_tol"
-	for f in waits-by-query waits-by-query-64 waits-by-queryid; do
+	if [[ -n $qids ]]; then
+		out=$E2E_TMP/waits-by-queryid.out
+		check_near "$LEG: by queryid: S's ms in Timeout:PgSleep" "$(id_ms "$out" "$s_qid" Timeout:PgSleep)" 500 "$TOL_MS"
+		check_near "$LEG: by queryid: B's ms in Lock:transactionid" "$(id_ms "$out" "$b_qid" Lock:transactionid)" "$b_ms" "$b_tol"
+		check_near "$LEG: by queryid: C's ms in Lock:advisory" "$(id_ms "$out" "$c_qid" Lock:advisory)" "$c_ms" "$c_tol"
+	fi
+	for f in waits-by-query waits-by-query-64 ${qids:+waits-by-queryid}; do
 		check_empty "$LEG: $f: no bpftrace errors" \
 			"$(bt_problems "$E2E_TMP/$f.out")"
 	done

