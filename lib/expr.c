@@ -419,23 +419,28 @@ static int eval_loop_var(struct pgbt_eval *ev, const char *expr, char *out, size
 	return 1;
 }
 
+/* The first top-level '+' of expr, or NULL. */
+static const char *top_plus(const char *expr)
+{
+	int depth = 0;
+
+	for (const char *p = expr; *p; p++) {
+		depth += (*p == '(') - (*p == ')');
+		if (*p == '+' && depth == 0)
+			return p;
+	}
+	return NULL;
+}
+
 /* "A + B" (at the top level, not inside parentheses): both sides are
  * numbers. Returns 1 when expr is no sum. */
 static int eval_sum(struct pgbt_eval *ev, const char *expr, char *out, size_t outlen,
 		    struct pgbt_err *err)
 {
 	char lhs[512], lv[128], rv[128], *end;
-	const char *plus = NULL;
+	const char *plus = top_plus(expr);
 	uint64_t a, b;
-	int depth = 0;
 
-	for (const char *p = expr; *p && !plus; p++) {
-		depth += (*p == '(') - (*p == ')');
-		if (*p == '+' && depth == 0)
-			plus = p;
-	}
-	if (!plus)
-		return 1;
 	pgbt_trim(expr, (size_t)(plus - expr), lhs, sizeof(lhs));
 	if (pgbt_eval(ev, lhs, lv, sizeof(lv), err) < 0 ||
 	    pgbt_eval(ev, plus + 1, rv, sizeof(rv), err) < 0)
@@ -491,6 +496,137 @@ static int eval_in_backend(struct pgbt_eval *ev, const char *expr, const char *a
 	return rc;
 }
 
+/* What an expression is, in the order pgbt_eval tries the forms: its
+ * dispatch and pgbt_expr_needs both read expressions through this. */
+enum expr_kind {
+	K_LET, K_PARAM, K_LIVE_BUILTIN, K_BUILTIN, K_LOOP_VAR, K_ERROR, K_SUM, K_BACKEND,
+	K_NUMBER, K_ADDRESS, K_DEREF, K_TYPE_FN, K_ENUMERATOR, K_UNKNOWN
+};
+
+static bool is_call(const char *expr, const char *fn)
+{
+	size_t fl = strlen(fn), el = strlen(expr);
+
+	return strncmp(expr, fn, fl) == 0 && expr[fl] == '(' && expr[el - 1] == ')';
+}
+
+static const struct pgbt_var *let_of(const struct pgbt_scope *s, const char *expr)
+{
+	return var_in(s->lets, s->nlets, expr);
+}
+
+static enum expr_kind classify(const struct pgbt_scope *s, const char *expr)
+{
+	const char *dot = strchr(expr, '.');
+	char head[128];
+
+	if (let_of(s, expr))
+		return K_LET;
+	if (expr[0] == '$')
+		return K_PARAM;
+	if (strcmp(expr, "postmaster.pid") == 0 || strcmp(expr, "datadir") == 0 ||
+	    strcmp(expr, "shmem.base") == 0)
+		return K_LIVE_BUILTIN;
+	if (strcmp(expr, "binary") == 0 || strcmp(expr, "major") == 0 ||
+	    strcmp(expr, "pg_pid") == 0)
+		return K_BUILTIN;
+	/* "E.value", "R.name": a loop's variable and a field */
+	if (dot && (size_t)(dot - expr) < sizeof(head)) {
+		snprintf(head, sizeof(head), "%.*s", (int)(dot - expr), expr);
+		if (is_ident(head) && is_ident(dot + 1))
+			return K_LOOP_VAR;
+	}
+	if (is_call(expr, "error"))
+		return K_ERROR;
+	if (top_plus(expr))
+		return K_SUM;
+	if (is_call(expr, "backend"))
+		return K_BACKEND;
+	if (isdigit((unsigned char)expr[0]))
+		return K_NUMBER;
+	if (expr[0] == '&')
+		return K_ADDRESS;
+	if (expr[0] == '*')
+		return K_DEREF;
+	if (is_call(expr, "offsetof") || is_call(expr, "sizeof"))
+		return K_TYPE_FN;
+	if (is_ident(expr))
+		return K_ENUMERATOR;
+	return K_UNKNOWN;
+}
+
+static void note_live(struct pgbt_needs *n, const char *expr)
+{
+	/* name an address if there is one: it says more than a PID */
+	if (!n->live || (expr[0] == '&' && n->live_expr[0] != '&'))
+		snprintf(n->live_expr, sizeof(n->live_expr), "%s", expr);
+	n->live = true;
+}
+
+static void expr_needs(const struct pgbt_scope *s, const char *expr_in, struct pgbt_needs *n,
+		       int depth)
+{
+	char expr[512], part[512];
+	const char *plus, *comma;
+
+	pgbt_trim(expr_in, strlen(expr_in), expr, sizeof(expr));
+	switch (classify(s, expr)) {
+	case K_LET:
+		if (depth < 8)
+			expr_needs(s, let_of(s, expr)->value, n, depth + 1);
+		break;
+	case K_LIVE_BUILTIN:
+	case K_DEREF:
+		note_live(n, expr);
+		break;
+	case K_ADDRESS:
+		note_live(n, expr);
+		n->types = n->types || strpbrk(expr, ".-") != NULL;
+		break;
+	case K_SUM:
+		plus = top_plus(expr);
+		snprintf(part, sizeof(part), "%.*s", (int)(plus - expr), expr);
+		expr_needs(s, part, n, depth);
+		expr_needs(s, plus + 1, n, depth);
+		break;
+	case K_BACKEND:
+		note_live(n, expr);
+		comma = strchr(expr, ',');
+		if (comma) {
+			snprintf(part, sizeof(part), "%.*s", (int)(strlen(comma + 1) - 1), comma + 1);
+			expr_needs(s, part, n, depth);
+		}
+		break;
+	case K_TYPE_FN:
+	case K_ENUMERATOR:
+		n->types = true;
+		break;
+	default:
+		break;
+	}
+}
+
+void pgbt_expr_needs(const struct pgbt_scope *s, const char *expr, struct pgbt_needs *n)
+{
+	expr_needs(s, expr, n, 0);
+}
+
+void pgbt_cond_needs(const char *cond, struct pgbt_needs *n)
+{
+	/* only usdt(): every other condition reads the binary or the command line */
+	n->usdt = n->usdt || strstr(cond, "usdt(") != NULL;
+}
+
+void pgbt_for_needs(const char *source, struct pgbt_needs *n)
+{
+	while (*source == ' ')
+		source++;
+	if (strncmp(source, "enum(", 5) == 0)
+		n->types = true;
+	else if (strncmp(source, "strings(", 8) == 0)
+		note_live(n, source);
+}
+
 int pgbt_eval(struct pgbt_eval *ev, const char *expr_in, char *out, size_t outlen,
 	      struct pgbt_err *err)
 {
@@ -504,17 +640,15 @@ int pgbt_eval(struct pgbt_eval *ev, const char *expr_in, char *out, size_t outle
 	if (!expr[0])
 		return pgbt_fail(err, "%s: empty {{ }}", ev->scope.where);
 
-	for (size_t i = 0; i < ev->scope.nlets; i++) {
-		if (strcmp(ev->scope.lets[i].name, expr) != 0)
-			continue;
+	switch (classify(&ev->scope, expr)) {
+	case K_LET:
 		if (ev->depth > 8)
 			return pgbt_fail(err, "%s: 'let %s' refers to itself", ev->scope.where, expr);
 		ev->depth++;
-		rc = pgbt_eval(ev, ev->scope.lets[i].value, out, outlen, err);
+		rc = pgbt_eval(ev, let_of(&ev->scope, expr)->value, out, outlen, err);
 		ev->depth--;
 		return rc;
-	}
-	if (expr[0] == '$') {
+	case K_PARAM: {
 		const char *val = param_value(ev, expr + 1);
 		if (!val && ev->scope.fragment)
 			return pgbt_fail(err, "%s: fragment %s: {{ %s }}: no such argument or "
@@ -524,17 +658,22 @@ int pgbt_eval(struct pgbt_eval *ev, const char *expr_in, char *out, size_t outle
 		snprintf(out, outlen, "%s", val);
 		return 0;
 	}
-	if ((rc = eval_builtin(ev, expr, out, outlen, err)) <= 0)
-		return rc;
-	if ((rc = eval_loop_var(ev, expr, out, outlen)) == 0)
-		return 0;
-	if (call_args(expr, "error", args, sizeof(args)))
+	case K_LIVE_BUILTIN:
+	case K_BUILTIN:
+		return eval_builtin(ev, expr, out, outlen, err);
+	case K_LOOP_VAR:
+		if (eval_loop_var(ev, expr, out, outlen) == 0)
+			return 0;
+		break;
+	case K_ERROR:
+		call_args(expr, "error", args, sizeof(args));
 		return pgbt_fail(err, "%s: %s", ev->scope.name, args);   /* for users */
-	if ((rc = eval_sum(ev, expr, out, outlen, err)) <= 0)
-		return rc;
-	if (call_args(expr, "backend", args, sizeof(args)))
+	case K_SUM:
+		return eval_sum(ev, expr, out, outlen, err);
+	case K_BACKEND:
+		call_args(expr, "backend", args, sizeof(args));
 		return eval_in_backend(ev, expr, args, out, outlen, err);
-	if (isdigit((unsigned char)expr[0])) {    /* a number stands for itself */
+	case K_NUMBER: {                          /* a number stands for itself */
 		char *end;
 		errno = 0;
 		strtoull(expr, &end, 0);
@@ -543,8 +682,8 @@ int pgbt_eval(struct pgbt_eval *ev, const char *expr_in, char *out, size_t outle
 		snprintf(out, outlen, "%s", expr);
 		return 0;
 	}
-
-	if (expr[0] == '&' || expr[0] == '*') {
+	case K_ADDRESS:
+	case K_DEREF:
 		rc = expr[0] == '&' ? eval_address(ev, expr, &v, &detail, err)
 				    : eval_deref(ev, expr, &v, &detail, err);
 		if (rc == 0) {
@@ -557,22 +696,25 @@ int pgbt_eval(struct pgbt_eval *ev, const char *expr_in, char *out, size_t outle
 		}
 		pgbt_buf_free(&detail);
 		return rc;
-	}
-	if (call_args(expr, "offsetof", args, sizeof(args)) ||
-	    call_args(expr, "sizeof", args, sizeof(args))) {
+	case K_TYPE_FN:
+		call_args(expr, expr[0] == 'o' ? "offsetof" : "sizeof", args, sizeof(args));
 		if (eval_type_fn(ev, expr[0] == 'o', args, &v, how, err) < 0)
 			return -1;
 		format_number(v, false, out, outlen);
-	} else if (is_ident(expr)) {
+		if (!seen(ev, expr))
+			pgbt_buf_printf(&ev->prov, "//   %s = %s (%s)\n", expr, out, how);
+		return 0;
+	case K_ENUMERATOR:
 		if (pgbt_target_enumerator(ev->t, expr, &sv, how, err) < 0)
 			return pgbt_fail_prefix(err, "%s: {{ %s }}", ev->scope.where, expr);
 		snprintf(out, outlen, sv < 0 ? "%" PRId64 : "0x%" PRIx64, sv);
-	} else {
-		return pgbt_fail(err, "%s: cannot understand {{ %s }}", ev->scope.where, expr);
+		if (!seen(ev, expr))
+			pgbt_buf_printf(&ev->prov, "//   %s = %s (%s)\n", expr, out, how);
+		return 0;
+	case K_UNKNOWN:
+		break;
 	}
-	if (!seen(ev, expr))
-		pgbt_buf_printf(&ev->prov, "//   %s = %s (%s)\n", expr, out, how);
-	return 0;
+	return pgbt_fail(err, "%s: cannot understand {{ %s }}", ev->scope.where, expr);
 }
 
 /* "major >= 17", "$mode == summary" */

@@ -57,6 +57,21 @@ struct pgbt_eval {
 
 int pgbt_eval(struct pgbt_eval *ev, const char *expr, char *out, size_t outlen,
 	      struct pgbt_err *err);
+
+/* What a template needs of a server, read from its tags without one, by
+ * the same reading of expressions that pgbt_eval dispatches on. */
+struct pgbt_needs {
+	bool live;      /* addresses in a running server */
+	bool types;     /* offsets, sizes or enumerators: DWARF or a layout */
+	bool usdt;      /* USDT probes, where the build has them */
+	char live_expr[256];  /* the first expression that needs a process */
+};
+/* Adds what EXPR ({{ EXPR }}; lets expanded from scope) needs. */
+void pgbt_expr_needs(const struct pgbt_scope *scope, const char *expr, struct pgbt_needs *n);
+/* ... a condition ({{if COND}}) needs. */
+void pgbt_cond_needs(const char *cond, struct pgbt_needs *n);
+/* ... the source of a loop ({{for X in SOURCE}}) needs. */
+void pgbt_for_needs(const char *source, struct pgbt_needs *n);
 int pgbt_eval_cond(struct pgbt_eval *ev, const char *cond, bool *ret,
 		   struct pgbt_err *err);
 void pgbt_eval_free(struct pgbt_eval *ev);

@@ -297,56 +297,42 @@ int pgbt_template_add_rows(struct pgbt_template *tpl, const struct pgbt_rows *ro
 
 /* ---- requirements ----------------------------------------------------- */
 
-static void needs_of(const struct pgbt_template *tpl, const char *e, struct pgbt_needs *n, int depth)
-{
-	while (*e == ' ')
-		e++;
-	if (strncmp(e, "if ", 3) == 0) {
-		if (strstr(e, "usdt("))
-			n->usdt = true;
-		return;
-	}
-	if (strncmp(e, "for ", 4) == 0) {
-		n->types = n->types || strstr(e, " enum(") != NULL;
-		return;
-	}
-	for (size_t i = 0; i < tpl->nlets && depth < 8; i++) {
-		size_t l = strlen(tpl->lets[i].name);
-		if (strncmp(e, tpl->lets[i].name, l) == 0 && (e[l] == ' ' || !e[l])) {
-			needs_of(tpl, tpl->lets[i].expr, n, depth + 1);
-			return;
-		}
-	}
-	if (e[0] == '&' || e[0] == '*' || strncmp(e, "backend(", 8) == 0 ||
-	    strncmp(e, "postmaster.pid", 14) == 0 || strncmp(e, "datadir", 7) == 0 ||
-	    strncmp(e, "shmem.base", 10) == 0) {
-		/* name an address if there is one: it says more than a PID */
-		if (!n->live || (e[0] == '&' && n->live_expr[0] != '&'))
-			pgbt_trim(e, strcspn(e, "}"), n->live_expr, sizeof(n->live_expr));
-		n->live = true;
-	}
-	if (e[0] == '&' && strpbrk(e, ".-"))
-		n->types = true;
-	if (strncmp(e, "offsetof(", 9) == 0 || strncmp(e, "sizeof(", 7) == 0 ||
-	    (isupper((unsigned char)e[0]) && !strchr(e, '.')))
-		n->types = true;
-}
-
 /* The needs of every tag in nodes, in both branches of each {{if}}. */
-static void needs_of_nodes(const struct pgbt_template *tpl, const struct pgbt_node *v,
+static void needs_of_nodes(const struct pgbt_scope *scope, const struct pgbt_node *v,
 			   size_t n, struct pgbt_needs *ret)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (v[i].kind == NODE_TEXT)
+		const char *in;
+
+		switch (v[i].kind) {
+		case NODE_TEXT:
 			continue;
-		needs_of(tpl, v[i].inner, ret, 0);
-		needs_of_nodes(tpl, v[i].body, v[i].nbody, ret);
-		needs_of_nodes(tpl, v[i].els, v[i].nels, ret);
+		case NODE_VALUE:
+			if (strncmp(v[i].inner, "include ", 8) != 0)
+				pgbt_expr_needs(scope, v[i].inner, ret);
+			break;
+		case NODE_IF:
+			pgbt_cond_needs(v[i].inner + 3, ret);
+			break;
+		case NODE_FOR:
+			in = strstr(v[i].inner, " in ");
+			if (in)
+				pgbt_for_needs(in + 4, ret);
+			break;
+		}
+		needs_of_nodes(scope, v[i].body, v[i].nbody, ret);
+		needs_of_nodes(scope, v[i].els, v[i].nels, ret);
 	}
 }
 
 void pgbt_template_needs(const struct pgbt_template *tpl, struct pgbt_needs *ret)
 {
+	struct pgbt_var lets[PGBT_MAX_LETS];
+	struct pgbt_scope scope = { .name = tpl->name, .where = tpl->name,
+				    .lets = lets, .nlets = tpl->nlets };
+
+	for (size_t i = 0; i < tpl->nlets; i++)
+		lets[i] = (struct pgbt_var){ tpl->lets[i].name, tpl->lets[i].expr, false };
 	memset(ret, 0, sizeof(*ret));
-	needs_of_nodes(tpl, tpl->nodes, tpl->nnodes, ret);
+	needs_of_nodes(&scope, tpl->nodes, tpl->nnodes, ret);
 }

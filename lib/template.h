@@ -8,6 +8,7 @@
 
 #include "bpftrace.h"
 #include "err.h"
+#include "expr.h"
 #include "rows.h"
 #include "target.h"
 
@@ -79,13 +80,8 @@ struct pgbt_template {
 	size_t nnodes;
 };
 
-/* Requirements, found by reading the template without a target. */
-struct pgbt_needs {
-	bool live;      /* addresses in a running server */
-	bool types;     /* offsets, sizes or enumerators: DWARF or a layout */
-	bool usdt;      /* USDT probes, where the build has them */
-	char live_expr[256];  /* the first expression that needs a process */
-};
+/* Requirements (struct pgbt_needs, expr.h), found by reading the
+ * template's tags as the evaluator reads them, without a target. */
 
 int pgbt_template_parse(const char *name, const char *origin, const char *text,
 			size_t len, struct pgbt_template *ret, struct pgbt_err *err);
