@@ -30,11 +30,8 @@ test_leg() {
 	sync
 	echo 1 >/proc/sys/vm/drop_caches
 	dd if=/dev/zero of=/dev/null count=1 status=none    # dd itself in memory again
-	local rc=0 out=$E2E_TMP/blk.out
-	"$PGBT_GEN" -p "$CL_PID" blk-noise >"$E2E_TMP/blk.bt" 2>"$E2E_TMP/blk.err" || rc=$?
-	check_eq "$LEG: blk-noise renders ($(head -c 300 "$E2E_TMP/blk.err"))" "$rc" 0
-	((rc == 0)) || { cluster_stop; return 0; }
-	bt_start "$E2E_TMP/blk.bt" "$out" || { cluster_stop; return 0; }
+	local out=$E2E_TMP/blk.out
+	render blk blk-noise && bt_start "$E2E_TMP/blk.bt" "$out" || { cluster_stop; return 0; }
 
 	# A first cold read: the script counts others' IO on the devices the
 	# cluster has used since it began.

@@ -69,11 +69,8 @@ traced_backend() {
 
 test_leg() {
 	cluster_start "$LEG_BUILD" autovacuum=off
-	local rc=0 out=$E2E_TMP/cs.out
-	"$PGBT_GEN" -p "$CL_PID" clock-syscalls >"$E2E_TMP/cs.bt" 2>"$E2E_TMP/cs.err" || rc=$?
-	check_eq "$LEG: clock-syscalls renders ($(head -c 300 "$E2E_TMP/cs.err"))" "$rc" 0
-	((rc == 0)) || { cluster_stop; return 0; }
-	bt_start "$E2E_TMP/cs.bt" "$out" || { cluster_stop; return 0; }
+	local out=$E2E_TMP/cs.out
+	render cs clock-syscalls && bt_start "$E2E_TMP/cs.bt" "$out" || { cluster_stop; return 0; }
 
 	local cs PID STRACED
 	declare -A pids=() straced=()

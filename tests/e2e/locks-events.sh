@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# locks output=events|json (relation opens and closes, JSON lines, stacks)
+# lock-events, text and JSON (relation opens and closes, JSON lines, stacks)
 # and lock-waits stacks= under bpftrace against real servers (Debian's
 # stripped 15, source-built 17 and 18), with known workloads:
 #   - traced session S (pid=S) runs SELECT * FROM t, then ALTER TABLE t
 #     RENAME COLUMN: the SELECT shows t opened by name with AccessShareLock
 #     (rel-openrv), its lock, and opens/closes of t's OID; the ALTER shows
-#     t's AccessExclusiveLock taken, then t opened with it; output=events
-#     and output=json, attached at once, tell the same events from S's
+#     t's AccessExclusiveLock taken, then t opened with it; text and
+#     JSON, attached at once, tell the same events from S's
 #     SELECT on, and every JSON line parses (jq);
 #   - E and F deadlock on two rows (E, deadlock_timeout 200 ms, is the
 #     victim): with stacks=deadlock, lock-waits prints the stack of E's wait
-#     (ProcSleep first, then the caller line), locks a deadlock line for E
-#     with DeadLockReport's stack, and locks output=json a deadlock object
+#     (ProcSleep first, then the caller line), lock-events a deadlock line for E
+#     with DeadLockReport's stack, and lock-events format=json a deadlock object
 #     with its caller; F's lines carry no stack;
 #   - with -d, a table named q"t (a double quote) prints JSON-escaped: the
 #     JSON lines parse and name it public.q"t; the query's own name for it
@@ -70,7 +70,7 @@ json_events() {
 		end' <(grep '^{' "$1") | awk '$1 == "query" { on = 1 } on'
 }
 
-# S's SELECT and ALTER TABLE, traced by locks output=events and output=json.
+# S's SELECT and ALTER TABLE, traced by lock-events as text and as JSON.
 opens_and_closes() {
 	local ev=$E2E_TMP/open-events.out js=$E2E_TMP/open-json.out s_pid t_oid db_oid
 	cl_psql -c "create table t (a int); insert into t values (1), (2)"
@@ -84,8 +84,8 @@ opens_and_closes() {
 	local s_job=$!
 	wait_for "select count(*) from pg_stat_activity where query like 'do %go_s%' and pid <> pg_backend_pid()"
 	s_pid=$(cl_psql -c "select pid from pg_stat_activity where query like 'do %go_s%' and pid <> pg_backend_pid()")
-	render open-events locks output=events pid="$s_pid"
-	render open-json locks output=json pid="$s_pid"
+	render open-events lock-events pid="$s_pid"
+	render open-json lock-events format=json pid="$s_pid"
 	bt_start "$E2E_TMP/open-events.bt" "$ev"; local bt1=$BT_PID
 	bt_start "$E2E_TMP/open-json.bt" "$js"; local bt2=$BT_PID
 	cl_psql -c "create table go_s ()"
@@ -133,8 +133,8 @@ deadlock_stacks() {
 	local w=$E2E_TMP/dl-waits.out ev=$E2E_TMP/dl-events.out js=$E2E_TMP/dl-json.out line
 	cl_psql -c "create table d (a int primary key); insert into d values (1), (2)"
 	render dl-waits lock-waits stacks=deadlock
-	render dl-events locks output=events stacks=deadlock
-	render dl-json locks output=json stacks=deadlock
+	render dl-events lock-events stacks=deadlock
+	render dl-json lock-events format=json stacks=deadlock
 	bt_start "$E2E_TMP/dl-waits.bt" "$w"; local bt1=$BT_PID
 	bt_start "$E2E_TMP/dl-events.bt" "$ev"; local bt2=$BT_PID
 	bt_start "$E2E_TMP/dl-json.bt" "$js"; local bt3=$BT_PID
@@ -167,27 +167,20 @@ deadlock_stacks() {
 	# locks: E's deadlock line and DeadLockReport's stack; F has no deadlock
 	stack=$(awk -v p="$pid_e" '$1 ~ /^[0-9][0-9]:/ { on = ($2 == p && $3 == "deadlock"); if (on) print $3; next }
 		on && /^[ \t]/ { $1 = $1; print; next } NF { on = 0 }' "$ev")
-	check_eq "$LEG: locks events: E's deadlock line, then DeadLockReport's frame" \
+	check_eq "$LEG: lock-events: E's deadlock line, then DeadLockReport's frame" \
 		"$(sed -n 1,2p <<<"$stack" | paste -sd' ')" "deadlock DeadLockReport+0"
-	check_eq "$LEG: locks events: the deadlock stack ends with its caller" \
+	check_eq "$LEG: lock-events: the deadlock stack ends with its caller" \
 		"$(tail -n1 <<<"$stack" | awk '{ print $1 }')" "caller:"
-	check_eq "$LEG: locks events: the only deadlock line is E's" \
+	check_eq "$LEG: lock-events: the only deadlock line is E's" \
 		"$(awk '$1 ~ /^[0-9][0-9]:/ && $3 == "deadlock" { print $2 }' "$ev" | paste -sd' ')" "$pid_e"
-	check_eq "$LEG: locks events: E's error" \
+	check_eq "$LEG: lock-events: E's error" \
 		"$(awk -v p="$pid_e" '$1 ~ /^[0-9][0-9]:/ && $2 == p && $3 == "error" { print $4 }' "$ev")" ERROR
-	check_eq "$LEG: locks json: every line parses" \
+	check_eq "$LEG: lock-events json: every line parses" \
 		"$(grep '^{' "$js" | jq -c . >/dev/null 2>&1 && echo ok || echo "jq failed")" ok
-	check_eq "$LEG: locks json: E's deadlock, with a caller" \
+	check_eq "$LEG: lock-events json: E's deadlock, with a caller" \
 		"$(grep '^{' "$js" | jq -r 'select(.event == "deadlock") | "\(.pid) \(.caller | length > 0)"')" "$pid_e true"
-	check_eq "$LEG: locks json: no other event has a caller (stacks=deadlock)" \
+	check_eq "$LEG: lock-events json: no other event has a caller (stacks=deadlock)" \
 		"$(grep '^{' "$js" | jq -r 'select(.event != "deadlock" and .caller) | .event' | wc -l)" 0
-}
-
-# Renders locks with -d into $E2E_TMP/NAME.bt.
-render_d() {
-	local name=$1 rc=0; shift
-	"$PGBT_GEN" -p "$CL_PID" -d "$conn" locks "$@" >"$E2E_TMP/$name.bt" 2>"$E2E_TMP/$name.err" || rc=$?
-	check_eq "$LEG: locks $* -d renders ($(head -c 300 "$E2E_TMP/$name.err"))" "$rc" 0
 }
 
 # A name that needs escaping, with -d: JSON stays parseable.
@@ -196,8 +189,8 @@ escaped_names() {
 	local ev=$E2E_TMP/q-events.out js=$E2E_TMP/q-json.out
 	cl_psql -c 'create table "q""t" (a int)'
 	local q_oid; q_oid=$(cl_psql -c "select '\"q\"\"t\"'::regclass::oid")
-	render_d q-events output=events
-	render_d q-json output=json
+	render q-events -d "$conn" lock-events format=text
+	render q-json -d "$conn" lock-events format=json
 	bt_start "$E2E_TMP/q-events.bt" "$ev"; local bt1=$BT_PID
 	bt_start "$E2E_TMP/q-json.bt" "$js"; local bt2=$BT_PID
 	local pid_q

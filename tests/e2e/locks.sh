@@ -12,7 +12,7 @@
 # (probe=uprobe), and both must tell the same story. locks (summary) runs
 # alongside and must count K SELECTs on t as K fast-path AccessShareLocks,
 # plus B's one that waited (shared table, ~600 ms in the wait histogram);
-# then locks (events, pid=S) must show the catalog locks of S's CREATE TABLE
+# then lock-events pid=S must show the catalog locks of S's CREATE TABLE
 # (and S's one caught error, and its reads of invalidation messages)
 # and nothing of other backends.
 set -euo pipefail
@@ -155,14 +155,14 @@ traced_create_table() {
 	local s_job=$!
 	wait_for "select count(*) from pg_stat_activity where backend_type = 'client backend' and pid <> pg_backend_pid()"
 	s_pid=$(cl_psql -c "select pid from pg_stat_activity where backend_type = 'client backend' and pid <> pg_backend_pid()")
-	render locks-events locks output=events pid="$s_pid"
+	render locks-events lock-events pid="$s_pid"
 	bt_start "$E2E_TMP/locks-events.bt" "$out"
 	cl_psql -c "create table go_s (); select count(*) from t" >/dev/null   # not S's: must not show
 	wait "$s_job"
 	sleep 0.5
 	bt_stop
 	new_oid=$(cl_psql -c "select 'created_here'::regclass::oid")
-	check_eq "$LEG: locks events: only S's lines" \
+	check_eq "$LEG: lock-events: only S's lines" \
 		"$(awk '$1 ~ /^[0-9][0-9]:/ { print $2 }' "$out" | sort -u)" "$s_pid"
 	local want
 	for want in "acquire RowExclusiveLock fast 0 relation db=$DB_OID rel=1259" \
@@ -174,13 +174,13 @@ traced_create_table() {
 		"release RowExclusiveLock - - relation db=$DB_OID rel=1249" \
 		"release-all - - - transaction's locks" \
 		"acquire AccessShareLock fast 0 relation db=$DB_OID rel=$T_OID"; do
-		check_contains "$LEG: locks events of CREATE TABLE" \
+		check_contains "$LEG: lock-events of CREATE TABLE" \
 			"$(awk '{ $1 = ""; $2 = ""; print substr($0, 3) }' "$out")" "$want"
 	done
 	# S's one error (raised and caught in its DO block), and the
 	# invalidation messages read as it locks relations.
-	check_eq "$LEG: locks events: S's error" "$(awk '$1 ~ /^[0-9][0-9]:/ && $3 == "error" { print $4 }' "$out")" ERROR
-	check_eq "$LEG: locks events: invalidation messages read" \
+	check_eq "$LEG: lock-events: S's error" "$(awk '$1 ~ /^[0-9][0-9]:/ && $3 == "error" { print $4 }' "$out")" ERROR
+	check_eq "$LEG: lock-events: invalidation messages read" \
 		"$(awk '$1 ~ /^[0-9][0-9]:/ && $3 == "inval" { n++ } END { print (n >= 1) }' "$out")" 1
 }
 
@@ -194,18 +194,14 @@ named_relations() {
 	local w=$E2E_TMP/named-waits.out r=$E2E_TMP/named-rows.out
 	cl_psql -c "create table later (a int)"
 	local later_oid; later_oid=$(cl_psql -c "select 'later'::regclass::oid")
-	"$PGBT_GEN" -p "$CL_PID" -d "$conn" lock-waits >"$E2E_TMP/named-waits.bt" 2>"$E2E_TMP/nw.err" || rc=$?
-	check_eq "$LEG: lock-waits -d renders ($(head -c 300 "$E2E_TMP/nw.err"))" "$rc" 0
+	render named-waits -d "$conn" lock-waits || rc=1
 	check_contains "$LEG: lock-waits -d carries t's name" "$(cat "$E2E_TMP/named-waits.bt")" \
 		"@relname[(uint32)$DB_OID, (uint32)$T_OID] = \"public.t\";"
 	check_contains "$LEG: lock-waits -d: shared catalogs under database 0" \
 		"$(cat "$E2E_TMP/named-waits.bt")" "@relname[(uint32)0, (uint32)1262] = \"pg_catalog.pg_database\";"
-	"$PGBT_GEN" -p "$CL_PID" -d "$conn" row-locks >"$E2E_TMP/named-rows.bt" 2>"$E2E_TMP/nr.err" || rc=$?
-	check_eq "$LEG: row-locks -d renders ($(head -c 300 "$E2E_TMP/nr.err"))" "$rc" 0
-	"$PGBT_GEN" -p "$CL_PID" -d "$conn" row-locks output=summary >"$E2E_TMP/named-rows-sum.bt" 2>"$E2E_TMP/nrs.err" || rc=$?
-	check_eq "$LEG: row-locks output=summary -d renders ($(head -c 300 "$E2E_TMP/nrs.err"))" "$rc" 0
-	"$PGBT_GEN" -p "$CL_PID" -d "$conn" locks >"$E2E_TMP/named-locks.bt" 2>"$E2E_TMP/nl.err" || rc=$?
-	check_eq "$LEG: locks -d renders ($(head -c 300 "$E2E_TMP/nl.err"))" "$rc" 0
+	render named-rows -d "$conn" row-locks || rc=1
+	render named-rows-sum -d "$conn" row-locks output=summary || rc=1
+	render named-locks -d "$conn" locks || rc=1
 	cl_psql -c "drop table later; create table later2 (a int); insert into later2 values (1)"
 	local later2_oid; later2_oid=$(cl_psql -c "select 'later2'::regclass::oid")
 	bt_start "$E2E_TMP/named-waits.bt" "$w"; local bt1=$BT_PID
@@ -322,7 +318,7 @@ test_leg() {
 # The lock mode names written in the scripts are lockdefs.h's #defines.
 check_mode_names() {
 	local v src defs
-	for v in 15 17 18; do
+	for v in 13 15 17 18; do
 		src=$(ls -d "$PGBT_CACHE"/src/pg$v/postgresql-$v.*/src/include/storage/lockdefs.h 2>/dev/null | head -n1) || true
 		if [[ -z $src ]]; then
 			skip "lock names of PostgreSQL $v: $(pg_build_missing "$v" || echo "no source under $PGBT_CACHE/src")"
@@ -330,7 +326,7 @@ check_mode_names() {
 		fi
 		defs=$(awk '$1 == "#define" && $2 ~ /Lock$/ && $3 ~ /^[1-8]$/ { print $3 "=" $2 }' "$src" | paste -sd' ')
 		local s
-		for s in lock-waits locks; do
+		for s in lock-waits include/lock-names; do
 			check_eq "mode names in scripts/$s.bt match PostgreSQL $v's lockdefs.h" \
 				"$(sed -n 's/^[[:space:]]*@mode\[\([1-8]\)\] = "\([A-Za-z]*\)";.*/\1=\2/p' "$PGBT_ROOT/scripts/$s.bt" | paste -sd' ')" "$defs"
 		done
@@ -359,7 +355,7 @@ check_mode_names() {
 		# scripts do (USERLOCK..ADVISORY; 16+ adds applytransaction last).
 		src=${src%/src/include/storage/lockdefs.h}/src/backend/utils/adt/lockfuncs.c
 		defs=$(sed -n '/LockTagTypeNames\[\] = {/,/};/s/^[[:space:]]*"\([a-z]*\)",*$/\1/p' "$src" | head -n 11 | paste -sd' ')
-		for s in lock-waits locks; do
+		for s in lock-waits include/lock-names; do
 			check_eq "lock tag names in scripts/$s.bt match PostgreSQL $v's lockfuncs.c" \
 				"$(sed -n 's/^[[:space:]]*@tagname\[{{LOCKTAG_[A-Z_]*}}\] = "\([a-z]*\)";.*/\1/p' "$PGBT_ROOT/scripts/$s.bt" | paste -sd' ')" "$defs"
 		done

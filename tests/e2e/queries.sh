@@ -97,8 +97,7 @@ phase_calls() {
 # query-phases' counts, on the current cluster.
 test_phases() {
 	local rc=0 out=$E2E_TMP/qph.out
-	"$PGBT_GEN" -p "$CL_PID" query-phases min_ms=200 >"$E2E_TMP/qph.bt" 2>"$E2E_TMP/qph.err" || rc=$?
-	check_eq "$LEG: query-phases renders ($(head -c 300 "$E2E_TMP/qph.err"))" "$rc" 0
+	render qph query-phases min_ms=200 || rc=1
 	((rc == 0)) || return 0
 	BT_STRLEN=64 bt_start "$E2E_TMP/qph.bt" "$out" || return 0
 	local m
@@ -127,8 +126,7 @@ test_phases() {
 # sorts against EXPLAIN ANALYZE, on the current cluster (pt from test_profile).
 test_sorts() {
 	local rc=0 out=$E2E_TMP/so.out
-	"$PGBT_GEN" -p "$CL_PID" sorts >"$E2E_TMP/so.bt" 2>"$E2E_TMP/so.err" || rc=$?
-	check_eq "$LEG: sorts renders ($(head -c 300 "$E2E_TMP/so.err"))" "$rc" 0
+	render so sorts || rc=1
 	((rc == 0)) || return 0
 	BT_STRLEN=64 bt_start "$E2E_TMP/so.bt" "$out" || return 0
 	cl_run psql -X -q >"$E2E_TMP/sort-explain.out" <<-SQL
@@ -158,8 +156,7 @@ test_sorts() {
 # query-profile against EXPLAIN, on the current cluster.
 test_profile() {
 	local rc=0 qp=$E2E_TMP/qp.out
-	"$PGBT_GEN" -p "$CL_PID" query-profile min_ms=0 >"$E2E_TMP/qp.bt" 2>"$E2E_TMP/qp.err" || rc=$?
-	check_eq "$LEG: query-profile renders ($(head -c 300 "$E2E_TMP/qp.err"))" "$rc" 0
+	render qp query-profile min_ms=0 || rc=1
 	((rc == 0)) || return 0
 	# 5000 pages: more than the test's 32 MB of shared_buffers (4096)
 	cl_psql -c "create table pt as select g a, repeat('x', 100) b from generate_series(1, 300000) g" >/dev/null
@@ -296,10 +293,8 @@ test_leg() {
 	chmod 644 "$E2E_TMP"/*.sql
 
 	local rc=0
-	"$PGBT_GEN" -p "$CL_PID" query-latency >"$E2E_TMP/ql.bt" 2>"$E2E_TMP/ql.err" || rc=$?
-	check_eq "$LEG: query-latency renders ($(head -c 300 "$E2E_TMP/ql.err"))" "$rc" 0
-	"$PGBT_GEN" -p "$CL_PID" slow-queries min_ms=100 >"$E2E_TMP/sq.bt" 2>"$E2E_TMP/sq.err" || rc=$?
-	check_eq "$LEG: slow-queries renders ($(head -c 300 "$E2E_TMP/sq.err"))" "$rc" 0
+	render ql query-latency || rc=1
+	render sq slow-queries min_ms=100 || rc=1
 	"$PGBT_GEN" -p "$CL_PID" slow-queries min_ms=100 output=json >"$E2E_TMP/sqj.bt" 2>>"$E2E_TMP/sq.err" || rc=$?
 	check_eq "$LEG: slow-queries output=json renders" "$rc" 0
 	((rc == 0)) || { cluster_stop; return 0; }

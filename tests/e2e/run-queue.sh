@@ -31,11 +31,8 @@ within_run_delay() {
 
 test_leg() {
 	cluster_start "$LEG_BUILD" autovacuum=off
-	local rc=0 out=$E2E_TMP/rq.out
-	"$PGBT_GEN" -p "$CL_PID" run-queue >"$E2E_TMP/rq.bt" 2>"$E2E_TMP/rq.err" || rc=$?
-	check_eq "$LEG: run-queue renders ($(head -c 300 "$E2E_TMP/rq.err"))" "$rc" 0
-	((rc == 0)) || { cluster_stop; return 0; }
-	bt_start "$E2E_TMP/rq.bt" "$out" || { cluster_stop; return 0; }
+	local out=$E2E_TMP/rq.out
+	render rq run-queue && bt_start "$E2E_TMP/rq.bt" "$out" || { cluster_stop; return 0; }
 
 	pgbt_bg cl_psql -c "select count(*) from generate_series(1, 40000000)" -c "select pg_sleep(60)"
 	local session=$BG_PID pid host hog1 hog2

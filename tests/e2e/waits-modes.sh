@@ -20,7 +20,7 @@
 # Every rendering also keeps to the portable bpftrace subset and compiles.
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
-source "$(dirname "$0")/../lib/lock-sessions.sh"    # render, wait_for, hold_until_waited, waiting_pid, psa_wait, wait_span
+source "$(dirname "$0")/../lib/lock-sessions.sh"    # wait_for, hold_until_waited, waiting_pid, psa_wait, wait_span
 
 LINT=$PGBT_ROOT/tests/lint/bt-subset.sh
 TOL_MS=100

@@ -16,7 +16,7 @@
 # debug builds.
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
-source "$(dirname "$0")/../lib/lock-sessions.sh"    # render, waiting_pid, psa_wait, wait_span
+source "$(dirname "$0")/../lib/lock-sessions.sh"    # waiting_pid, psa_wait, wait_span
 
 TOL_MS=100
 

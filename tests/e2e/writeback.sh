@@ -64,11 +64,8 @@ writer_done() {
 
 test_leg() {
 	cluster_start "$LEG_BUILD" autovacuum=off
-	local rc=0 out=$E2E_TMP/wb.out
-	"$PGBT_GEN" -p "$CL_PID" writeback >"$E2E_TMP/wb.bt" 2>"$E2E_TMP/wb.err" || rc=$?
-	check_eq "$LEG: writeback renders ($(head -c 300 "$E2E_TMP/wb.err"))" "$rc" 0
-	((rc == 0)) || { cluster_stop; return 0; }
-	bt_start "$E2E_TMP/wb.bt" "$out" || { cluster_stop; return 0; }
+	local out=$E2E_TMP/wb.out
+	render wb writeback && bt_start "$E2E_TMP/wb.bt" "$out" || { cluster_stop; return 0; }
 
 	# Within the usual limits (a fifth of RAM): never throttled.
 	local SESSION PID HOST free_pid

@@ -18,7 +18,7 @@ N=12   # tables created by session B
 RENDER_FLAGS=()   # more pgbt-gen options for every rendering
 
 # Renders SCRIPT for the current cluster into $E2E_TMP/SCRIPT.bt.
-render() {
+render_xid_oid() {
 	local script=$1; shift
 	local out=$E2E_TMP/$script.bt rc=0
 	"$PGBT_GEN" "${RENDER_FLAGS[@]}" "$@" "$script" >"$out" 2>"$E2E_TMP/$script.err" || rc=$?
@@ -67,9 +67,9 @@ test_leg() {
 	backend=$(cl_host_pid "$(cl_psql -c "select pid from pg_stat_activity where backend_type = 'checkpointer'")")
 
 	# Three ways to name the server: its data directory, a child, the postmaster.
-	render xid-rate -D "$CL_DATA" interval=1
-	render xid-events -p "$backend"
-	render oid-consumers -p "$CL_PID" interval=1
+	render_xid_oid xid-rate -D "$CL_DATA" interval=1
+	render_xid_oid xid-events -p "$backend"
+	render_xid_oid oid-consumers -p "$CL_PID" interval=1
 	check_contains "$LEG: -p of a child finds its postmaster" \
 		"$(cat "$E2E_TMP/xid-events.bt")" "(parent of the named PID $backend)"
 

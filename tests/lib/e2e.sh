@@ -44,6 +44,11 @@
 #   e2e_done                 print "N passed, N failed, N skipped" (the last
 #                            line tests/run reads) and exit 1 if anything
 #                            failed.
+#   render NAME [-d CONNINFO] SCRIPT [PARAM=VALUE...]
+#                            pgbt-gen -p CL_PID [-d ..] SCRIPT PARAMS into
+#                            $E2E_TMP/NAME.bt (its stderr in NAME.err), one
+#                            check that it rendered (naming the refusal);
+#                            returns 1 if it did not.
 #   bt_start SCRIPT_FILE OUTFILE
 #                            bpftrace SCRIPT_FILE in the background, stdout and
 #                            stderr to OUTFILE; returns once it has attached
@@ -119,6 +124,15 @@ declare -g LEG= LEG_BUILD= LEG_BT= E2E_LEGS_USED=
 declare -gA _BT_PROBES=()    # bpftrace PID -> N of its "Attaching N probes..."
 E2E_TMP=$(mktemp -d /tmp/pgbt-e2e.XXXXXX)
 chmod 755 "$E2E_TMP"
+
+render() {
+	local name=$1 opts=() script rc=0; shift
+	while [[ ${1:-} == -* ]]; do opts+=("$1" "$2"); shift 2; done
+	script=$1; shift
+	"$PGBT_GEN" -p "$CL_PID" "${opts[@]}" "$script" "$@" >"$E2E_TMP/$name.bt" 2>"$E2E_TMP/$name.err" || rc=$?
+	check_eq "$LEG: $script${*:+ $*}${opts[0]:+ ${opts[0]}} renders ($(head -c 300 "$E2E_TMP/$name.err"))" "$rc" 0
+	((rc == 0))
+}
 
 pass() {
 	E2E_PASSED=$((E2E_PASSED + 1))
@@ -334,7 +348,7 @@ bt_start() {
 # vCPUs): 0.12 s per site idle, 0.15 s with the CPUs busy, about twice that
 # while another bpftrace detaches at the same time; a USDT site with a
 # semaphore adds ~0.3 ms per process mapping the binary. Hence the wait:
-# 10 s plus 0.5 s per probe (locks output=events, 21 probes: 2.5 s measured,
+# 10 s plus 0.5 s per probe (lock-events, 21 probes: 2.5 s measured,
 # 20 s allowed; waits mode=usdt, 191: 23 s measured, 105 s allowed).
 #
 # bpftrace 0.17 also misses a SIGINT now and then (the cause of the

@@ -1,15 +1,7 @@
-# Helpers for the lock and wait e2e tests: rendering a script for the current
-# cluster, and staging lock waits (and a deadlock) between sessions of it
-# (tests/lib/cluster.sh), finding a waiting backend and its wait in
-# pg_stat_activity. Messages name the leg in $LEG (tests/lib/e2e.sh).
-
-# Renders SCRIPT [NAME=VALUE...] for the current cluster into $E2E_TMP/NAME.bt.
-render() {
-	local name=$1 script=$2; shift 2
-	local out=$E2E_TMP/$name.bt rc=0
-	"$PGBT_GEN" -p "$CL_PID" "$script" "$@" >"$out" 2>"$E2E_TMP/$name.err" || rc=$?
-	check_eq "$LEG: $name renders ($(head -c 300 "$E2E_TMP/$name.err"))" "$rc" 0
-}
+# Helpers for the lock and wait e2e tests: staging lock waits (and a
+# deadlock) between sessions of the current cluster (tests/lib/cluster.sh),
+# finding a waiting backend and its wait in pg_stat_activity. Messages name
+# the leg in $LEG (tests/lib/e2e.sh).
 
 # Waits until SQL (a count) returns 1.
 wait_for() {
