@@ -111,10 +111,10 @@ static int find(struct pgbt_target *t, const struct recipe *r, uint64_t *ret, ch
 			*ret = cands[i];
 			snprintf(how, PGBT_HOW_LEN,
 				 "no symbol (static in PostgreSQL %d): the pointer %s loads "
-				 "first from 0x%" PRIx64 "; in %d processes of the server it "
+				 "%s from 0x%" PRIx64 "; in %d processes of the server it "
 				 "points to a %s whose %s is that process's PID",
-				 t->major, r->loader, cands[i] - t->bias, n, r->type,
-				 r->pid_member);
+				 t->major, r->loader, i == 0 ? "first" : "later", cands[i] - t->bias,
+				 n, r->type, r->pid_member);
 			return 0;
 		}
 	}
