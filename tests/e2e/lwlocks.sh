@@ -51,6 +51,17 @@ usdt_sites() {
 	sed -n 's|^// USDT: *\([0-9]*\) probe sites.*|\1|p' "$1"
 }
 
+# Why lwlocks, rendered into FILE, takes uprobes only (nothing when it
+# takes USDT): the build has no USDT, or it is 13, whose lwlock__acquire
+# also fires in LWLockWaitForVar.
+uprobes_only_why() {
+	if [[ $(usdt_sites "$1") == 0 ]]; then
+		echo "no USDT in this build"
+	elif ((CL_MAJOR < 14)); then
+		echo "13's lwlock__acquire also fires in LWLockWaitForVar: uprobes only"
+	fi
+}
+
 # "@MAP[ID, N]:" for tranche NAME and mode MODE, from the legend lines of
 # uprobe output FILE ("@tranche[ID]: NAME", "@lwmode[N]: MODE").
 lw_numeric_key() {
@@ -74,9 +85,9 @@ test_lwlocks() {
 		render "lw-$v" lwlocks output=$v
 		render "lw-$v-uprobe" lwlocks output=$v probe=uprobe
 	done
-	local usdt=1 no_usdt="no USDT in this build"
-	((CL_MAJOR >= 14)) || no_usdt="13's lwlock__acquire also fires in LWLockWaitForVar: uprobes only"
-	if [[ $(usdt_sites "$E2E_TMP/lw-waits.bt") == 0 ]] || ((CL_MAJOR < 14)); then
+	local usdt=1 no_usdt
+	no_usdt=$(uprobes_only_why "$E2E_TMP/lw-waits.bt")
+	if [[ -n $no_usdt ]]; then
 		usdt=
 		check_contains "$LEG: lwlocks takes uprobes ($no_usdt)" \
 			"$(cat "$E2E_TMP/lw-waits.bt")" ":PGSemaphoreLock"
@@ -184,9 +195,9 @@ test_lwlock_events() {
 		"$(grep -hiE '^(warning|error)' "$out" "$E2E_TMP/lw-events-uprobe.out" | grep -v RLIMIT_MEMLOCK)"
 	check_eq "$LEG: lwlocks output=events: the scan's buffer lookups (BufferMapping LW_SHARED acquired)" \
 		"$(lw_event_counts "$out" | awk '$2 == "acquire" && $3 == "BufferMapping" && $4 == "LW_SHARED" { print ($1 >= 5) }')" 1
-	if [[ $(usdt_sites "$E2E_TMP/lw-events.bt") == 0 ]] || ((CL_MAJOR < 14)); then
-		local no_usdt="no USDT in this build"
-		((CL_MAJOR >= 14)) || no_usdt="13's lwlock__acquire also fires in LWLockWaitForVar: uprobes only"
+	local no_usdt
+	no_usdt=$(uprobes_only_why "$E2E_TMP/lw-events.bt")
+	if [[ -n $no_usdt ]]; then
 		skip "$LEG: lwlocks output=events: USDT and uprobes print the same events: $no_usdt"
 	else
 		check_eq "$LEG: lwlocks output=events: USDT and uprobes print the same events" \
