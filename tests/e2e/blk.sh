@@ -17,6 +17,11 @@ NOISE_CG=/sys/fs/cgroup/unified/pgbt-noise-$$
 remove_noise_cgroup() { [[ -d $NOISE_CG ]] && rmdir "$NOISE_CG" 2>/dev/null; return 0; }
 pgbt_on_exit remove_noise_cgroup
 
+# The bytes /proc/PID/io says a process has read from disk (0 when gone).
+backend_read_bytes() {
+	awk '$1 == "read_bytes:" { print $2; found = 1 } END { if (!found) print 0 }' "/proc/$1/io" 2>/dev/null
+}
+
 test_leg() {
 	# 18 reads through IO workers by default: io_method=sync makes the
 	# backend read for itself, as before 18.
@@ -24,7 +29,7 @@ test_leg() {
 	((${major%%-*} >= 18)) && gucs+=(io_method=sync)
 	cluster_start "$LEG_BUILD" "${gucs[@]}"
 	cl_psql -c "create table big as select g, repeat('x', 200) as t from generate_series(1, 100000) g" \
-		-c "create table small as select g from generate_series(1, 1000) g" -c "checkpoint" >/dev/null
+		-c "checkpoint" >/dev/null
 	local noise=$E2E_TMP/noise
 	dd if=/dev/urandom of="$noise" bs=1M count=20 status=none
 	sync
@@ -33,27 +38,28 @@ test_leg() {
 	local out=$E2E_TMP/blk.out
 	render blk blk-noise && bt_start "$E2E_TMP/blk.bt" "$out" || { cluster_stop; return 0; }
 
-	# A first cold read: the script counts others' IO on the devices the
-	# cluster has used since it began.
-	cl_psql -c "select count(*) from small" >/dev/null
+	# dd begins once the backend has read from disk: the script counts
+	# others' IO only on devices the cluster has used since tracing began.
+	pgbt_bg cl_psql -c "select pg_backend_pid()" -c "select count(*) from big" -c "select pg_sleep(3)" \
+		>"$E2E_TMP/session.out"
+	local session=$BG_PID i pid= host= cgid
+	for ((i = 0; i < 1000; i++)); do
+		pid=$(head -n 1 "$E2E_TMP/session.out")
+		[[ -n $pid ]] && host=$(cl_host_pid "$pid") && (($(backend_read_bytes "$host") > 1000000)) && break
+		sleep 0.01
+	done
 	mkdir -p "$NOISE_CG"
-	local cgid i pid= host
 	cgid=$(stat -c %i "$NOISE_CG")
 	pgbt_bg sh -c 'echo $$ >"$1/cgroup.procs" && exec dd if="$2" of=/dev/null bs=1M iflag=direct status=none' \
 		_ "$NOISE_CG" "$noise"
 	local dd=$BG_PID
-	pgbt_bg cl_psql -c "select pg_backend_pid()" -c "select count(*) from big" -c "select pg_sleep(3)" \
-		>"$E2E_TMP/session.out"
-	local session=$BG_PID
 	for ((i = 0; i < 300; i++)); do
-		pid=$(head -n 1 "$E2E_TMP/session.out")
-		[[ -n $pid && $(cl_psql -c "select wait_event from pg_stat_activity where pid = $pid") == PgSleep ]] && break
+		[[ $(cl_psql -c "select wait_event from pg_stat_activity where pid = $pid") == PgSleep ]] && break
 		sleep 0.1
 	done
 	wait "$dd" || fail "$LEG: dd failed"
-	host=$(cl_host_pid "$pid")
 	local read_bytes
-	read_bytes=$(awk '$1 == "read_bytes:" { print $2 }' "/proc/$host/io")
+	read_bytes=$(backend_read_bytes "$host")
 	sleep 0.3
 	bt_stop
 	pgbt_bg_stop "$session"
