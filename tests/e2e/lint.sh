@@ -98,15 +98,15 @@ check_queued() {
 }
 
 # Renders SCRIPT with ARGS and queues its lint and compilation. A
-# combination refused without a backend (waits mode=watch, lwlocks
-# output=events) is rendered again with pid= a live backend's PID
+# rendering refused for want of a backend (waits mode=watch,
+# lwlock-events) is rendered again with pid= a live backend's PID
 # ($LINT_BACKEND). One the generator still refuses must be refused for a
 # reason the script states (REFUSALS), with one line on stderr and nothing
 # on stdout; any other refusal fails.
 render_and_queue() {
 	local script=$1 label=$2 out=$E2E_TMP/$script-$RANDOM$RANDOM.bt backend=; shift 2
 	if ! "$PGBT_GEN" -p "$CL_PID" "$@" "$script" >"$out" 2>"$out.err"; then
-		if [[ -n $* ]] && grep -q '^//@ param pid backend ' "$PGBT_ROOT/scripts/$script.bt" &&
+		if grep -q 'pid=PID' "$out.err" && grep -q '^//@ param pid backend ' "$PGBT_ROOT/scripts/$script.bt" &&
 			"$PGBT_GEN" -p "$CL_PID" "$@" pid="$LINT_BACKEND" "$script" >"$out" 2>"$out.err"; then
 			label+=" pid=backend"
 			backend=$(cl_host_pid "$LINT_BACKEND")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# lwlocks and row-locks under bpftrace against real servers (Debian's
+# lwlocks, lwlock-events and row-locks under bpftrace against real servers (Debian's
 # stripped 15, source-built 17 and 18):
 #   - lwlocks: pgbench TPC-B, 8 clients on one branch (-s 1), a fixed number
 #     of transactions, with four copies attached at once: waits and all,
@@ -7,7 +7,7 @@
 #     paths must see LWLock sleeps on named tranches, about as many, and
 #     count the same acquisitions of WALInsert and ProcArray, and the same
 #     LWLockAcquireOrWait calls on WALWrite (one per commit's flush).
-#   - lwlocks output=events: one session's statements traced through USDT
+#   - lwlock-events: one session's statements traced through USDT
 #     and uprobes at once: the same lines (event, tranche, mode) the same
 #     number of times, every acquisition released, only that session.
 #   - row-locks: A holds row (0,1) of r FOR UPDATE; C's SKIP LOCKED skips it
@@ -172,8 +172,8 @@ test_lwlock_events() {
 	echo "set application_name = 'lw-events';" >&7
 	wait_for "select count(*) from pg_stat_activity where application_name = 'lw-events'"
 	pid=$(cl_psql -c "select pid from pg_stat_activity where application_name = 'lw-events'")
-	render lw-events lwlocks output=events pid="$pid"
-	render lw-events-uprobe lwlocks output=events pid="$pid" probe=uprobe
+	render lw-events lwlock-events pid="$pid"
+	render lw-events-uprobe lwlock-events pid="$pid" probe=uprobe
 	local pids=()
 	for v in events events-uprobe; do
 		bt_start "$E2E_TMP/lw-$v.bt" "$E2E_TMP/lw-$v.out"
@@ -189,26 +189,26 @@ test_lwlock_events() {
 	for v in "${pids[@]}"; do bt_stop "$v"; done
 
 	out=$E2E_TMP/lw-events.out
-	check_eq "$LEG: lwlocks output=events: the session's statements ran" \
+	check_eq "$LEG: lwlock-events: the session's statements ran" \
 		"$(sed -n 1p "$E2E_TMP/session.out")" 1000
-	check_empty "$LEG: lwlocks output=events: bpftrace says nothing on stderr" \
+	check_empty "$LEG: lwlock-events: bpftrace says nothing on stderr" \
 		"$(grep -hiE '^(warning|error)' "$out" "$E2E_TMP/lw-events-uprobe.out" | grep -v RLIMIT_MEMLOCK)"
-	check_eq "$LEG: lwlocks output=events: the scan's buffer lookups (BufferMapping LW_SHARED acquired)" \
+	check_eq "$LEG: lwlock-events: the scan's buffer lookups (BufferMapping LW_SHARED acquired)" \
 		"$(lw_event_counts "$out" | awk '$2 == "acquire" && $3 == "BufferMapping" && $4 == "LW_SHARED" { print ($1 >= 5) }')" 1
 	local no_usdt
 	no_usdt=$(uprobes_only_why "$E2E_TMP/lw-events.bt")
 	if [[ -n $no_usdt ]]; then
-		skip "$LEG: lwlocks output=events: USDT and uprobes print the same events: $no_usdt"
+		skip "$LEG: lwlock-events: USDT and uprobes print the same events: $no_usdt"
 	else
-		check_eq "$LEG: lwlocks output=events: USDT and uprobes print the same events" \
+		check_eq "$LEG: lwlock-events: USDT and uprobes print the same events" \
 			"$(lw_event_counts "$E2E_TMP/lw-events-uprobe.out")" "$(lw_event_counts "$out")"
 	fi
-	check_eq "$LEG: lwlocks output=events: every acquisition is released (unbalanced tranches)" \
+	check_eq "$LEG: lwlock-events: every acquisition is released (unbalanced tranches)" \
 		"$(awk '$1 ~ /^[0-9][0-9]:/ && $2 ~ /^[0-9]+$/ {
 				if ($3 == "release") r[$4]++
 				else if ($3 ~ /^(acquire|cond|or-wait)$/) a[$4]++
 			} END { for (k in a) if (a[k] != r[k]) print k, a[k], r[k]; for (k in r) if (!(k in a)) print k, 0, r[k] }' "$out")" ""
-	check_eq "$LEG: lwlocks output=events: only PID $pid" \
+	check_eq "$LEG: lwlock-events: only PID $pid" \
 		"$(awk '$1 ~ /^[0-9][0-9]:/ && $2 ~ /^[0-9]+$/ { print $2 }' "$out" "$E2E_TMP/lw-events-uprobe.out" | sort -u)" "$pid"
 }
 
