@@ -58,14 +58,37 @@ void pgbt_buf_free(struct pgbt_buf *b)
 	memset(b, 0, sizeof(*b));
 }
 
-void pgbt_trim(const char *s, size_t n, char *out, size_t outlen)
+static const char *trimmed(const char *s, size_t *n)
 {
-	while (n && isspace((unsigned char)*s))
-		s++, n--;
-	while (n && isspace((unsigned char)s[n - 1]))
-		n--;
-	if (n >= outlen)
+	while (*n && isspace((unsigned char)*s))
+		s++, (*n)--;
+	while (*n && isspace((unsigned char)s[*n - 1]))
+		(*n)--;
+	return s;
+}
+
+bool pgbt_trim(const char *s, size_t n, char *out, size_t outlen)
+{
+	bool whole;
+
+	s = trimmed(s, &n);
+	whole = n < outlen;
+	if (!whole)
 		n = outlen - 1;
 	memcpy(out, s, n);
 	out[n] = '\0';
+	return whole;
+}
+
+char *pgbt_trim_dup(const char *s, size_t n)
+{
+	char *out;
+
+	s = trimmed(s, &n);
+	out = malloc(n + 1);
+	if (out) {
+		memcpy(out, s, n);
+		out[n] = '\0';
+	}
+	return out;
 }

@@ -17,7 +17,10 @@ void pgbt_buf_printf(struct pgbt_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void pgbt_buf_free(struct pgbt_buf *b);
 
-/* Copies s (n bytes) without leading/trailing blanks into out, cut to fit. */
-void pgbt_trim(const char *s, size_t n, char *out, size_t outlen);
+/* Copies s (n bytes) without leading/trailing blanks into out, cut to
+ * fit; false when it was cut. */
+bool pgbt_trim(const char *s, size_t n, char *out, size_t outlen);
+/* The same, whole, on the heap (NULL: out of memory). */
+char *pgbt_trim_dup(const char *s, size_t n);
 
 #endif

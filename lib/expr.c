@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,27 +30,25 @@ static bool is_ident(const char *s)
  * by the lookup. */
 static int split_alts_of(const char *s, bool paths, char alts[MAX_ALTS][128])
 {
-	char tmp[512], *save = NULL;
 	size_t len = strlen(s);
+	bool parens = s[0] == '(' && len > 2 && s[len - 1] == ')';
+	char *tmp = parens ? pgbt_trim_dup(s + 1, len - 2) : strdup(s), *save = NULL;
 	int n = 0;
 
-	if (s[0] == '(' && len > 2 && s[len - 1] == ')')
-		pgbt_trim(s + 1, len - 2, tmp, sizeof(tmp));
-	else
-		snprintf(tmp, sizeof(tmp), "%s", s);
-	for (char *a = strtok_r(tmp, "|", &save); a; a = strtok_r(NULL, "|", &save)) {
-		if (n == MAX_ALTS)
-			return 0;
+	for (char *a = tmp ? strtok_r(tmp, "|", &save) : NULL; a; a = strtok_r(NULL, "|", &save)) {
 		/* "struct X" and "union X" name X by its tag */
 		while (*a == ' ')
 			a++;
 		if (strncmp(a, "struct ", 7) == 0 || strncmp(a, "union ", 6) == 0)
 			a = strchr(a, ' ') + 1;
-		pgbt_trim(a, strlen(a), alts[n], sizeof(alts[n]));
-		if (paths ? !alts[n][0] : !is_ident(alts[n]))
-			return 0;
+		if (n == MAX_ALTS || !pgbt_trim(a, strlen(a), alts[n], sizeof(alts[n])) ||
+		    (paths ? !alts[n][0] : !is_ident(alts[n]))) {
+			n = 0;
+			break;
+		}
 		n++;
 	}
+	free(tmp);
 	return n;
 }
 
@@ -174,7 +173,8 @@ static int eval_deref(struct pgbt_eval *ev, const char *expr, uint64_t *ret,
 
 	if (need_live(ev, expr, err) < 0)
 		return -1;
-	pgbt_trim(expr + 1, strlen(expr + 1), spec, sizeof(spec));
+	if (!pgbt_trim(expr + 1, strlen(expr + 1), spec, sizeof(spec)))
+		return pgbt_fail(err, "%s: {{ %s }}: a name too long", ev->scope.where, expr);
 	if (pick_symbol(ev, spec, name, sizeof(name), err) < 0)
 		return -1;
 	if (pgbt_target_symbol_addr(ev->t, name, &addr, h, err) < 0)
@@ -206,11 +206,12 @@ static int eval_address(struct pgbt_eval *ev, const char *expr, uint64_t *ret,
 	else
 		for (end = rest; is_ident_char(*end); end++)
 			;
-	pgbt_trim(rest, (size_t)(end - rest), spec, sizeof(spec));
 	arrow = strncmp(end, "->", 2) == 0;
-	if (arrow || *end == '.')
-		pgbt_trim(end + (arrow ? 2 : 1), strlen(end + (arrow ? 2 : 1)), member, sizeof(member));
-	else if (*end)
+	if (!pgbt_trim(rest, (size_t)(end - rest), spec, sizeof(spec)) ||
+	    ((arrow || *end == '.') &&
+	     !pgbt_trim(end + (arrow ? 2 : 1), strlen(end + (arrow ? 2 : 1)), member, sizeof(member))))
+		return pgbt_fail(err, "%s: {{ %s }}: a name too long", ev->scope.where, expr);
+	if (*end && !arrow && *end != '.')
 		return pgbt_fail(err, "%s: cannot understand {{ %s }}", ev->scope.where, expr);
 
 	if (pick_symbol(ev, spec, name, sizeof(name), err) < 0)
@@ -255,9 +256,11 @@ static int eval_type_fn(struct pgbt_eval *ev, bool is_offsetof, const char *args
 
 	if (is_offsetof && !comma)
 		return pgbt_fail(err, "%s: offsetof needs (TYPE, MEMBER)", ev->scope.where);
-	pgbt_trim(args, is_offsetof ? (size_t)(comma - args) : strlen(args), typespec, sizeof(typespec));
-	if (is_offsetof)
-		pgbt_trim(comma + 1, strlen(comma + 1), member, sizeof(member));
+	if (!pgbt_trim(args, is_offsetof ? (size_t)(comma - args) : strlen(args), typespec,
+		       sizeof(typespec)) ||
+	    (is_offsetof && !pgbt_trim(comma + 1, strlen(comma + 1), member, sizeof(member))))
+		return pgbt_fail(err, "%s: %s(%s): a name too long", ev->scope.where,
+				 is_offsetof ? "offsetof" : "sizeof", args);
 	n = split_alts(typespec, alts);
 	if (n == 0)
 		return pgbt_fail(err, "%s: bad type name '%s'", ev->scope.where, typespec);
@@ -282,14 +285,15 @@ static int eval_type_fn(struct pgbt_eval *ev, bool is_offsetof, const char *args
 	return -1;
 }
 
-static bool call_args(const char *expr, const char *fn, char *args, size_t len)
+/* What "FN(ARGS)" passes, trimmed, on the heap; NULL when expr is no such
+ * call (or out of memory). */
+static char *call_args(const char *expr, const char *fn)
 {
 	size_t fl = strlen(fn), el = strlen(expr);
 
-	if (strncmp(expr, fn, fl) != 0 || expr[fl] != '(' || expr[el - 1] != ')')
-		return false;
-	pgbt_trim(expr + fl + 1, el - fl - 2, args, len);
-	return true;
+	if (el < fl + 2 || strncmp(expr, fn, fl) != 0 || expr[fl] != '(' || expr[el - 1] != ')')
+		return NULL;
+	return pgbt_trim_dup(expr + fl + 1, el - fl - 2);
 }
 
 static void format_number(uint64_t v, bool hex, char *out, size_t outlen)
@@ -376,8 +380,8 @@ static int eval_bpftrace_cond(struct pgbt_eval *ev, const char *cond, bool *ret,
 		size_t n = strlen(ops[i]);
 		if (strncmp(cond, ops[i], n) != 0)
 			continue;
-		pgbt_trim(cond + n, strlen(cond + n), want, sizeof(want));
-		if (pgbt_bpftrace_parse_version(want, v) < 0)
+		if (!pgbt_trim(cond + n, strlen(cond + n), want, sizeof(want)) ||
+		    pgbt_bpftrace_parse_version(want, v) < 0)
 			break;
 		if (!bt) {
 			pgbt_bpftrace_parse_version(PGBT_BPFTRACE_OLDEST, oldest.version);
@@ -437,18 +441,25 @@ static const char *top_plus(const char *expr)
 static int eval_sum(struct pgbt_eval *ev, const char *expr, char *out, size_t outlen,
 		    struct pgbt_err *err)
 {
-	char lhs[512], lv[128], rv[128], *end;
+	char lv[128], rv[128], *end;
 	const char *plus = top_plus(expr);
-	uint64_t a, b;
+	uint64_t a = 0, b;
+	int rc;
 
-	pgbt_trim(expr, (size_t)(plus - expr), lhs, sizeof(lhs));
-	if (pgbt_eval(ev, lhs, lv, sizeof(lv), err) < 0 ||
-	    pgbt_eval(ev, plus + 1, rv, sizeof(rv), err) < 0)
+	/* the left side in place: "A + B" as "A" */
+	char *lhs = strndup(expr, (size_t)(plus - expr));
+	if (!lhs)
+		return pgbt_fail(err, "out of memory");
+	rc = pgbt_eval(ev, lhs, lv, sizeof(lv), err);
+	if (rc == 0) {
+		a = strtoull(lv, &end, 0);
+		if (!isdigit((unsigned char)lv[0]) || *end)
+			rc = pgbt_fail(err, "%s: {{ %s }}: '%s' is %s, not a number",
+				       ev->scope.where, expr, lhs, lv);
+	}
+	free(lhs);
+	if (rc < 0 || pgbt_eval(ev, plus + 1, rv, sizeof(rv), err) < 0)
 		return -1;
-	a = strtoull(lv, &end, 0);
-	if (!isdigit((unsigned char)lv[0]) || *end)
-		return pgbt_fail(err, "%s: {{ %s }}: '%s' is %s, not a number", ev->scope.where,
-				 expr, lhs, lv);
 	b = strtoull(rv, &end, 0);
 	if (!isdigit((unsigned char)rv[0]) || *end)
 		return pgbt_fail(err, "%s: {{ %s }}: '%s' is %s, not a number", ev->scope.where,
@@ -468,16 +479,14 @@ static int eval_in_backend(struct pgbt_eval *ev, const char *expr, const char *a
 {
 	const char *comma = strchr(args, ',');
 	const struct pgbt_var *p = NULL;
-	char name[64], inner[512];
+	char name[64];
 	pid_t saved = ev->in_pid;
 	long pid;
 	int rc;
 
 	if (!comma)
 		return pgbt_fail(err, "%s: {{ %s }}: want backend($PARAM, EXPR)", ev->scope.where, expr);
-	pgbt_trim(args, (size_t)(comma - args), name, sizeof(name));
-	pgbt_trim(comma + 1, strlen(comma + 1), inner, sizeof(inner));
-	if (name[0] == '$')
+	if (pgbt_trim(args, (size_t)(comma - args), name, sizeof(name)) && name[0] == '$')
 		p = var_in(ev->scope.params, ev->scope.nparams, name + 1);
 	if (!p || !p->backend)
 		return pgbt_fail(err, "%s: {{ %s }}: '%s' is not a parameter of type backend",
@@ -489,7 +498,7 @@ static int eval_in_backend(struct pgbt_eval *ev, const char *expr, const char *a
 		return pgbt_fail(err, "%s: this needs %s=PID, one backend of the server "
 				 "(pg_stat_activity.pid)", ev->scope.name, p->name);
 	ev->in_pid = (pid_t)pid;
-	rc = pgbt_eval(ev, inner, out, outlen, err);
+	rc = pgbt_eval(ev, comma + 1, out, outlen, err);
 	ev->in_pid = saved;
 	if (rc == 0 && !seen(ev, expr))
 		pgbt_buf_printf(&ev->prov, "//   %s = %s (read in backend PID %ld)\n", expr, out, pid);
@@ -566,10 +575,11 @@ static void note_live(struct pgbt_needs *n, const char *expr)
 static void expr_needs(const struct pgbt_scope *s, const char *expr_in, struct pgbt_needs *n,
 		       int depth)
 {
-	char expr[512], part[512];
+	char *expr = pgbt_trim_dup(expr_in, strlen(expr_in)), *part;
 	const char *plus, *comma;
 
-	pgbt_trim(expr_in, strlen(expr_in), expr, sizeof(expr));
+	if (!expr)
+		return;
 	switch (classify(s, expr)) {
 	case K_LET:
 		if (depth < 8)
@@ -585,16 +595,21 @@ static void expr_needs(const struct pgbt_scope *s, const char *expr_in, struct p
 		break;
 	case K_SUM:
 		plus = top_plus(expr);
-		snprintf(part, sizeof(part), "%.*s", (int)(plus - expr), expr);
-		expr_needs(s, part, n, depth);
+		part = strndup(expr, (size_t)(plus - expr));
+		if (part)
+			expr_needs(s, part, n, depth);
+		free(part);
 		expr_needs(s, plus + 1, n, depth);
 		break;
 	case K_BACKEND:
 		note_live(n, expr);
 		comma = strchr(expr, ',');
 		if (comma) {
-			snprintf(part, sizeof(part), "%.*s", (int)(strlen(comma + 1) - 1), comma + 1);
-			expr_needs(s, part, n, depth);
+			/* "backend($p, EXPR)": EXPR without the closing parenthesis */
+			part = strndup(comma + 1, strlen(comma + 1) - 1);
+			if (part)
+				expr_needs(s, part, n, depth);
+			free(part);
 		}
 		break;
 	case K_TYPE_FN:
@@ -604,6 +619,7 @@ static void expr_needs(const struct pgbt_scope *s, const char *expr_in, struct p
 	default:
 		break;
 	}
+	free(expr);
 }
 
 void pgbt_expr_needs(const struct pgbt_scope *s, const char *expr, struct pgbt_needs *n)
@@ -627,16 +643,58 @@ void pgbt_for_needs(const char *source, struct pgbt_needs *n)
 		note_live(n, source);
 }
 
+/* "FN(ARGS)" evaluated by eval_call with ARGS (error, backend, offsetof,
+ * sizeof). */
+static int eval_call(struct pgbt_eval *ev, const char *expr, const char *fn, char *out,
+		     size_t outlen, struct pgbt_err *err)
+{
+	char *args = call_args(expr, fn), how[PGBT_HOW_LEN] = "";
+	uint64_t v;
+	int rc;
+
+	if (!args)
+		return pgbt_fail(err, "out of memory");
+	if (strcmp(fn, "error") == 0) {
+		rc = pgbt_fail(err, "%s: %s", ev->scope.name, args);   /* for users */
+	} else if (strcmp(fn, "backend") == 0) {
+		rc = eval_in_backend(ev, expr, args, out, outlen, err);
+	} else {
+		rc = eval_type_fn(ev, fn[0] == 'o', args, &v, how, err);
+		if (rc == 0) {
+			format_number(v, false, out, outlen);
+			if (!seen(ev, expr))
+				pgbt_buf_printf(&ev->prov, "//   %s = %s (%s)\n", expr, out, how);
+		}
+	}
+	free(args);
+	return rc;
+}
+
+static int eval_trimmed(struct pgbt_eval *ev, const char *expr, char *out, size_t outlen,
+			struct pgbt_err *err);
+
 int pgbt_eval(struct pgbt_eval *ev, const char *expr_in, char *out, size_t outlen,
 	      struct pgbt_err *err)
 {
-	char expr[512], args[512], how[PGBT_HOW_LEN] = "";
+	char *expr = pgbt_trim_dup(expr_in, strlen(expr_in));
+	int rc;
+
+	if (!expr)
+		return pgbt_fail(err, "out of memory");
+	rc = eval_trimmed(ev, expr, out, outlen, err);
+	free(expr);
+	return rc;
+}
+
+static int eval_trimmed(struct pgbt_eval *ev, const char *expr, char *out, size_t outlen,
+			struct pgbt_err *err)
+{
+	char how[PGBT_HOW_LEN] = "";
 	struct pgbt_buf detail = {0};
 	uint64_t v;
 	int64_t sv;
 	int rc;
 
-	pgbt_trim(expr_in, strlen(expr_in), expr, sizeof(expr));
 	if (!expr[0])
 		return pgbt_fail(err, "%s: empty {{ }}", ev->scope.where);
 
@@ -666,13 +724,11 @@ int pgbt_eval(struct pgbt_eval *ev, const char *expr_in, char *out, size_t outle
 			return 0;
 		break;
 	case K_ERROR:
-		call_args(expr, "error", args, sizeof(args));
-		return pgbt_fail(err, "%s: %s", ev->scope.name, args);   /* for users */
+		return eval_call(ev, expr, "error", out, outlen, err);
 	case K_SUM:
 		return eval_sum(ev, expr, out, outlen, err);
 	case K_BACKEND:
-		call_args(expr, "backend", args, sizeof(args));
-		return eval_in_backend(ev, expr, args, out, outlen, err);
+		return eval_call(ev, expr, "backend", out, outlen, err);
 	case K_NUMBER: {                          /* a number stands for itself */
 		char *end;
 		errno = 0;
@@ -697,13 +753,7 @@ int pgbt_eval(struct pgbt_eval *ev, const char *expr_in, char *out, size_t outle
 		pgbt_buf_free(&detail);
 		return rc;
 	case K_TYPE_FN:
-		call_args(expr, expr[0] == 'o' ? "offsetof" : "sizeof", args, sizeof(args));
-		if (eval_type_fn(ev, expr[0] == 'o', args, &v, how, err) < 0)
-			return -1;
-		format_number(v, false, out, outlen);
-		if (!seen(ev, expr))
-			pgbt_buf_printf(&ev->prov, "//   %s = %s (%s)\n", expr, out, how);
-		return 0;
+		return eval_call(ev, expr, expr[0] == 'o' ? "offsetof" : "sizeof", out, outlen, err);
 	case K_ENUMERATOR:
 		if (pgbt_target_enumerator(ev->t, expr, &sv, how, err) < 0)
 			return pgbt_fail_prefix(err, "%s: {{ %s }}", ev->scope.where, expr);
@@ -721,19 +771,25 @@ int pgbt_eval(struct pgbt_eval *ev, const char *expr_in, char *out, size_t outle
 static int eval_compare(struct pgbt_eval *ev, const char *cond, bool *ret, struct pgbt_err *err)
 {
 	static const char *ops[] = { "==", "!=", "<=", ">=", "<", ">" };
-	char lhs[256], rhs[256], lv[256];
+	char lv[PATH_MAX + 64];
 
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
-		const char *p = strstr(cond, ops[i]);
-		char *end;
+		const char *p = strstr(cond, ops[i]), *rhs;
+		char *end, *lhs;
 		long a, b;
-		int c;
+		int c, rc;
 
 		if (!p)
 			continue;
-		pgbt_trim(cond, (size_t)(p - cond), lhs, sizeof(lhs));
-		pgbt_trim(p + strlen(ops[i]), strlen(p + strlen(ops[i])), rhs, sizeof(rhs));
-		if (pgbt_eval(ev, lhs, lv, sizeof(lv), err) < 0)
+		rhs = p + strlen(ops[i]);
+		while (isspace((unsigned char)*rhs))   /* cond is trimmed: none at its end */
+			rhs++;
+		lhs = strndup(cond, (size_t)(p - cond));
+		if (!lhs)
+			return pgbt_fail(err, "out of memory");
+		rc = pgbt_eval(ev, lhs, lv, sizeof(lv), err);
+		free(lhs);
+		if (rc < 0)
 			return -1;
 		errno = 0;
 		a = strtol(lv, &end, 0);
@@ -755,13 +811,27 @@ static int eval_compare(struct pgbt_eval *ev, const char *cond, bool *ret, struc
 	return pgbt_fail(err, "%s: cannot understand the condition '%s'", ev->scope.where, cond);
 }
 
+static int eval_cond_in(struct pgbt_eval *ev, char *cond, bool *ret, struct pgbt_err *err);
+
 int pgbt_eval_cond(struct pgbt_eval *ev, const char *cond_in, bool *ret, struct pgbt_err *err)
 {
-	char cond[512], args[256];
+	char *cond = pgbt_trim_dup(cond_in, strlen(cond_in));
+	int rc;
+
+	if (!cond)
+		return pgbt_fail(err, "out of memory");
+	rc = eval_cond_in(ev, cond, ret, err);
+	free(cond);
+	return rc;
+}
+
+/* cond: trimmed, and the function's to cut up. */
+static int eval_cond_in(struct pgbt_eval *ev, char *cond, bool *ret, struct pgbt_err *err)
+{
 	struct pgbt_sym sym;
 	struct pgbt_err ignored;
+	char *args;
 
-	pgbt_trim(cond_in, strlen(cond_in), cond, sizeof(cond));
 	/* "A || B" binds looser than "A && B"; both evaluate every operand. */
 	for (int pass = 0; pass < 2; pass++) {
 		const char *op = pass == 0 ? "||" : "&&";
@@ -800,16 +870,18 @@ int pgbt_eval_cond(struct pgbt_eval *ev, const char *cond_in, bool *ret, struct 
 		if (rc <= 0)
 			return rc;
 	}
-	if (call_args(cond, "usdt", args, sizeof(args))) {
+	if ((args = call_args(cond, "usdt"))) {
 		char *colon = strchr(args, ':');
-		if (!colon)
-			return pgbt_fail(err, "%s: usdt() needs PROVIDER:NAME", ev->scope.where);
-		*colon = '\0';
-		*ret = pgbt_usdt_find(&ev->t->usdt, args, colon + 1) != NULL;
-		return 0;
+		if (colon) {
+			*colon = '\0';
+			*ret = pgbt_usdt_find(&ev->t->usdt, args, colon + 1) != NULL;
+		}
+		free(args);
+		return colon ? 0 : pgbt_fail(err, "%s: usdt() needs PROVIDER:NAME", ev->scope.where);
 	}
-	if (call_args(cond, "symbol", args, sizeof(args))) {
+	if ((args = call_args(cond, "symbol"))) {
 		*ret = pgbt_elf_symbol(ev->t->elf, args, &sym, &ignored) == 0;
+		free(args);
 		return 0;
 	}
 	return eval_compare(ev, cond, ret, err);

@@ -29,7 +29,7 @@ static int parse_type(struct pgbt_param *p, const char *type)
 		p->max = 4194304;           /* PID_MAX_LIMIT */
 		return 0;
 	}
-	if (strncmp(type, "choice:", 7) == 0 && type[7]) {
+	if (strncmp(type, "choice:", 7) == 0 && type[7] && strlen(type + 7) < sizeof(p->choices)) {
 		p->type = PARAM_CHOICE;
 		snprintf(p->choices, sizeof(p->choices), "%s", type + 7);
 		return 0;
@@ -85,22 +85,38 @@ static int check_value(const struct pgbt_template *tpl, const struct pgbt_param 
 	return -1;
 }
 
+/* The next blank-separated word of *s, ended in place (NULL: none). */
+static char *next_word(char **s)
+{
+	char *w;
+
+	*s += strspn(*s, " \t");
+	if (!**s)
+		return NULL;
+	w = *s;
+	*s += strcspn(*s, " \t");
+	if (**s)
+		*(*s)++ = '\0';
+	return w;
+}
+
+/* "NAME TYPE DEFAULT DESCRIPTION", each part whole or refused. */
 static int parse_param(struct pgbt_template *tpl, char *args, struct pgbt_err *err)
 {
 	struct pgbt_param *p;
-	char name[64], type[300], def[64];
-	int used = 0;
+	char *name = next_word(&args), *type = next_word(&args), *def = next_word(&args);
 
-	if (tpl->nparams == PGBT_MAX_PARAMS)
+	if (tpl->nparams == PGBT_MAX_PARAMS || !def)
 		return -1;
 	p = &tpl->params[tpl->nparams];
 	memset(p, 0, sizeof(*p));
-	if (sscanf(args, "%63s %299s %63s %n", name, type, def, &used) < 3 || !used)
-		return -1;
-	snprintf(p->name, sizeof(p->name), "%s", name);
-	snprintf(p->def, sizeof(p->def), "%s", def);
-	snprintf(p->desc, sizeof(p->desc), "%s", args + used);
-	p->desc[strcspn(p->desc, "\n")] = '\0';
+	args += strspn(args, " \t");
+	if (!pgbt_trim(name, strlen(name), p->name, sizeof(p->name)) ||
+	    !pgbt_trim(def, strlen(def), p->def, sizeof(p->def)) ||
+	    !pgbt_trim(args, strlen(args), p->desc, sizeof(p->desc)))
+		return pgbt_fail(err, "parameter %.32s: a name, default or description too "
+				 "long (at most %zu, %zu and %zu bytes)", name, sizeof(p->name) - 1,
+				 sizeof(p->def) - 1, sizeof(p->desc) - 1);
 	if (parse_type(p, type) < 0 || check_value(tpl, p, p->def, err) < 0 ||
 	    (p->type == PARAM_BACKEND && strcmp(p->def, "0") != 0))
 		return -1;
@@ -116,12 +132,11 @@ static int parse_let(struct pgbt_template *tpl, char *args)
 	if (!eq || tpl->nlets == PGBT_MAX_LETS)
 		return -1;
 	l = &tpl->lets[tpl->nlets];
-	pgbt_trim(args, (size_t)(eq - args), l->name, sizeof(l->name));
-	pgbt_trim(eq + 1, strlen(eq + 1), l->expr, sizeof(l->expr));
-	if (!l->name[0] || !l->expr[0])
+	if (!pgbt_trim(args, (size_t)(eq - args), l->name, sizeof(l->name)) || !l->name[0])
 		return -1;
-	tpl->nlets++;
-	return 0;
+	l->expr = pgbt_trim_dup(eq + 1, strlen(eq + 1));
+	tpl->nlets++;           /* so that pgbt_template_free frees expr */
+	return l->expr && l->expr[0] ? 0 : -1;
 }
 
 /* " * xid-rate<TAB>summary" in the header comment gives the summary. */
@@ -137,27 +152,6 @@ static void parse_summary_line(struct pgbt_template *tpl, const char *line)
 	pgbt_trim(line + nl, strlen(line + nl), tpl->summary, sizeof(tpl->summary));
 }
 
-/* Tags are read into fixed buffers (a node's inner): a longer one would
- * be cut, and what was cut would be lost without a word. */
-
-static int check_tag_lengths(struct pgbt_template *tpl, struct pgbt_err *err)
-{
-	const char *p = tpl->text, *open, *close;
-
-	while ((open = strstr(p, "{{")) && (close = strstr(open + 2, "}}"))) {
-		if ((size_t)(close - open - 2) > PGBT_MAX_TAG) {
-			int line = 1;
-			for (const char *q = tpl->text; q < open; q++)
-				line += *q == '\n';
-			int rc = pgbt_fail(err, "%s:%d: a {{ }} of %zu bytes (at most %d)",
-					   tpl->origin, line, (size_t)(close - open - 2), PGBT_MAX_TAG);
-			pgbt_template_free(tpl);
-			return rc;
-		}
-		p = close + 2;
-	}
-	return 0;
-}
 
 int pgbt_template_parse(const char *name, const char *origin, const char *text,
 			size_t len, struct pgbt_template *ret, struct pgbt_err *err)
@@ -188,22 +182,26 @@ int pgbt_template_parse_expanded(const char *name, const char *origin, const cha
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
-		char line[1024], *args;
+		char *line = strndup(p, l), *args;
 		struct pgbt_err perr = { .msg = "" };
+		bool directive, ok;
 
 		lineno++;
-		memcpy(line, p, l < sizeof(line) ? l : sizeof(line) - 1);
-		line[l < sizeof(line) ? l : sizeof(line) - 1] = '\0';
 		p += l + 1;
+		if (!line) {
+			pgbt_template_free(ret);
+			return pgbt_fail(err, "%s: out of memory", origin);
+		}
 		parse_summary_line(ret, line);
-		if (strncmp(line, DIRECTIVE, strlen(DIRECTIVE)) != 0)
-			continue;
-		args = line + strlen(DIRECTIVE);
+		directive = strncmp(line, DIRECTIVE, strlen(DIRECTIVE)) == 0;
+		args = directive ? line + strlen(DIRECTIVE) : line;
 		while (*args == ' ')
 			args++;
-		if (strncmp(args, "param ", 6) == 0 && parse_param(ret, args + 6, &perr) == 0)
-			continue;
-		if (strncmp(args, "let ", 4) == 0 && parse_let(ret, args + 4) == 0)
+		ok = !directive ||
+		     (strncmp(args, "param ", 6) == 0 && parse_param(ret, args + 6, &perr) == 0) ||
+		     (strncmp(args, "let ", 4) == 0 && parse_let(ret, args + 4) == 0);
+		free(line);
+		if (ok)
 			continue;
 		pgbt_template_free(ret);
 		return pgbt_fail(err, "%s:%d: bad directive%s%s", origin, lineno,
@@ -213,8 +211,6 @@ int pgbt_template_parse_expanded(const char *name, const char *origin, const cha
 		pgbt_template_free(ret);
 		return pgbt_fail(err, "%s: no header line \" * %s<TAB>summary\"", origin, name);
 	}
-	if (check_tag_lengths(ret, err) < 0)
-		return -1;
 	if (pgbt_tree_parse(ret, &ret->nodes, &ret->nnodes, err) < 0) {
 		pgbt_template_free(ret);
 		return -1;
@@ -249,6 +245,9 @@ void pgbt_template_free(struct pgbt_template *tpl)
 	tpl->nnodes = 0;
 	free(tpl->text);
 	tpl->text = NULL;
+	for (size_t i = 0; i < tpl->nlets; i++)
+		free(tpl->lets[i].expr);
+	tpl->nlets = 0;
 }
 
 const struct pgbt_param *pgbt_template_param(const struct pgbt_template *tpl, const char *name)
@@ -312,7 +311,7 @@ static void needs_of_nodes(const struct pgbt_scope *scope, const struct pgbt_nod
 				pgbt_expr_needs(scope, v[i].inner, ret);
 			break;
 		case NODE_IF:
-			pgbt_cond_needs(v[i].inner + 3, ret);
+			pgbt_cond_needs(v[i].inner + 2, ret);
 			break;
 		case NODE_FOR:
 			in = strstr(v[i].inner, " in ");

@@ -38,7 +38,7 @@ struct pgbt_param {
 
 struct pgbt_let {
 	char name[64];
-	char expr[256];
+	char *expr;             /* owned: any length */
 };
 
 /* Where {{include NAME KEY=VALUE...}} put a fragment's text, and its

@@ -60,9 +60,12 @@ static int include_line(const char *line, size_t n, struct pgbt_include *inc, ch
 	end -= 2;
 	for (w = line + 10; w < end && *w == ' '; w++)
 		;
-	for (size_t k = 0; w < end && *w != ' ' && *w != '\t'; w++)
-		if (k + 1 < sizeof(inc->name))
-			inc->name[k++] = *w;
+	for (size_t k = 0; w < end && *w != ' ' && *w != '\t'; w++) {
+		if (k + 1 == sizeof(inc->name))
+			return pgbt_fail(err, "a fragment name longer than %zu bytes",
+					 sizeof(inc->name) - 1);
+		inc->name[k++] = *w;
+	}
 	while (w < end) {
 		size_t wl;
 
@@ -195,7 +198,8 @@ static int check_arguments(const struct pgbt_template *tpl, const struct pgbt_in
 			char key[64], list[PGBT_MAX_ARGS * 34 + 8], where[160];
 
 			snprintf(key, sizeof(key), "%.*s", (int)k, d + 1);
-			if (!k || pgbt_include_arg(inc, key) || pgbt_template_param(tpl, key))
+			if (!k || (k < sizeof(key) &&
+				   (pgbt_include_arg(inc, key) || pgbt_template_param(tpl, key))))
 				continue;
 			list_keys(inc, list, sizeof(list));
 			pgbt_template_where(tpl, v[i].line, where, sizeof(where));

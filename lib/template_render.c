@@ -7,6 +7,7 @@
 #include "proc.h"
 #include "template_tree.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,19 +82,60 @@ static int render_rows(struct render *r, const struct pgbt_node *f, const char *
 	return rc;
 }
 
+/* A {{for VAR in SOURCE}} tag's VAR (which must fit) and SOURCE; false
+ * when it has not that shape. */
+static bool for_parts(const char *inner, char *var, size_t len, const char **source)
+{
+	const char *p = inner + strspn(inner, " "), *v;
+	size_t vl;
+
+	if (strncmp(p, "for ", 4) != 0)
+		return false;
+	p += 4 + strspn(p + 4, " ");
+	v = p;
+	vl = strcspn(v, " ");
+	p = v + vl + strspn(v + vl, " ");
+	if (!vl || vl >= len || strncmp(p, "in ", 3) != 0)
+		return false;
+	snprintf(var, len, "%.*s", (int)vl, v);
+	*source = p + 3 + strspn(p + 3, " ");
+	return **source != '\0';
+}
+
+/* "FN(ARG)" of a {{for}}'s source: ARG into what, if it fits. */
+static bool source_call(const char *source, const char *fn, char *what, size_t len)
+{
+	size_t fl = strlen(fn), sl = strlen(source);
+
+	if (sl < fl + 2 || strncmp(source, fn, fl) != 0 || source[fl] != '(' ||
+	    source[sl - 1] != ')' || sl - fl - 2 >= len || memchr(source + fl + 1, ')', sl - fl - 2))
+		return false;
+	snprintf(what, len, "%.*s", (int)(sl - fl - 2), source + fl + 1);
+	return what[0] != '\0';
+}
+
 /* {{for R in NAME [limit EXPR]}}: one iteration per row the generator was
  * given (none when it was given no such rows), at most EXPR of them. */
 static int render_rows_for(struct render *r, const struct pgbt_node *f, struct pgbt_buf *out,
 			   struct pgbt_err *err)
 {
-	char var[32], what[64], limit[256] = "", value[64], *endp;
+	char var[32], what[64], value[64], *endp;
+	const char *source, *limit = "";
 	const struct pgbt_rows *rows = NULL;
-	size_t n = 0, max = (size_t)-1;
+	size_t n = 0, max = (size_t)-1, wl = 0;
+	bool ok = for_parts(f->inner, var, sizeof(var), &source);
 
-	if (sscanf(f->inner, "for %31s in %63s limit %255[^\n]", var, what, limit) < 2 ||
-	    r->ev.nloop == sizeof(r->ev.loop) / sizeof(r->ev.loop[0]))
+	if (ok) {
+		wl = strcspn(source, " ");
+		limit = source + wl + strspn(source + wl, " ");
+		ok = wl < sizeof(what) && (!*limit || (strncmp(limit, "limit ", 6) == 0 &&
+						     limit[6 + strspn(limit + 6, " ")]));
+		limit += *limit ? 6 : 0;
+	}
+	if (!ok || r->ev.nloop == sizeof(r->ev.loop) / sizeof(r->ev.loop[0]))
 		return pgbt_fail(err, "%s: cannot understand {{ %s }} (want: for X in enum(TYPE) "
 				 "or for X in ROWS [limit N])", r->where, f->inner);
+	snprintf(what, sizeof(what), "%.*s", (int)wl, source);
 	if (limit[0]) {
 		if (pgbt_eval(&r->ev, limit, value, sizeof(value), err) < 0)
 			return -1;
@@ -120,10 +162,12 @@ static int render_strings_for(struct render *r, const struct pgbt_node *f,
 			      struct pgbt_buf *out, struct pgbt_err *err)
 {
 	char var[32], what[256], how[PGBT_HOW_LEN];
+	const char *source;
 	struct pgbt_rows rows;
 	int rc;
 
-	if (sscanf(f->inner, "for %31s in strings(%255[^)])", var, what) != 2 ||
+	if (!for_parts(f->inner, var, sizeof(var), &source) ||
+	    !source_call(source, "strings", what, sizeof(what)) ||
 	    r->ev.nloop == sizeof(r->ev.loop) / sizeof(r->ev.loop[0]))
 		return pgbt_fail(err, "%s: cannot understand {{ %s }} (want: for X in "
 				 "strings(ARRAY))", r->where, f->inner);
@@ -166,15 +210,17 @@ static int render_for(struct render *r, const struct pgbt_node *f, struct pgbt_b
 		      struct pgbt_err *err)
 {
 	char var[32], what[256];
+	const char *source;
 	struct pgbt_enumerator *items = NULL;
 	size_t n = 0;
-	int used = 0, rc = 0;
+	int rc = 0;
 
 	if (strstr(f->inner, " strings("))
 		return render_strings_for(r, f, out, err);
 	if (!strstr(f->inner, " enum("))
 		return render_rows_for(r, f, out, err);
-	if (sscanf(f->inner, "for %31s in enum(%255[^)]) %n", var, what, &used) != 2 ||
+	if (!for_parts(f->inner, var, sizeof(var), &source) ||
+	    !source_call(source, "enum", what, sizeof(what)) ||
 	    r->ev.nloop == sizeof(r->ev.loop) / sizeof(r->ev.loop[0]))
 		return pgbt_fail(err, "%s: cannot understand {{ %s }} (want: for X in enum(TYPE))",
 				 r->where, f->inner);
@@ -237,7 +283,7 @@ static void in_fragment(struct render *r, const struct pgbt_include *inc)
 static int render(struct render *r, const struct pgbt_node *v, size_t n, struct pgbt_buf *out,
 		  struct pgbt_err *err)
 {
-	char value[512];
+	char value[PATH_MAX + 64];      /* a path, at the longest */
 	bool cond;
 
 	for (size_t i = 0; i < n; i++) {
@@ -253,7 +299,7 @@ static int render(struct render *r, const struct pgbt_node *v, size_t n, struct 
 			if (render_for(r, node, out, err) < 0)
 				return -1;
 		} else if (node->kind == NODE_IF) {
-			if (pgbt_eval_cond(&r->ev, node->inner + 3, &cond, err) < 0)
+			if (pgbt_eval_cond(&r->ev, node->inner + 2, &cond, err) < 0)
 				return -1;
 			if (cond && render(r, node->body, node->nbody, out, err) < 0)
 				return -1;

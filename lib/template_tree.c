@@ -2,6 +2,7 @@
 
 #include "buf.h"
 
+#include <ctype.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,8 @@ struct tag {
 	const char *open, *close;   /* "{{" and just after "}}" */
 	const char *from, *to;      /* the span to drop: the whole line when
 				       the tag stands alone on it */
-	char inner[PGBT_MAX_TAG + 1];
+	const char *in;             /* what the braces hold, trimmed: in_len bytes */
+	size_t in_len;
 };
 
 /* The next {{ }} in [p, e). text is the template's start, to look behind p. */
@@ -32,7 +34,12 @@ static bool next_tag(const char *text, const char *p, const char *e, struct tag 
 		return false;
 	t->open = t->from = q;
 	t->close = t->to = c + 2;
-	pgbt_trim(q + 2, (size_t)(c - q - 2), t->inner, sizeof(t->inner));
+	t->in = q + 2;
+	t->in_len = (size_t)(c - q - 2);
+	while (t->in_len && isspace((unsigned char)*t->in))
+		t->in++, t->in_len--;
+	while (t->in_len && isspace((unsigned char)t->in[t->in_len - 1]))
+		t->in_len--;
 	/* a tag alone on its line takes the line with it */
 	for (ls = q; ls > p && (ls[-1] == ' ' || ls[-1] == '\t'); ls--)
 		;
@@ -45,10 +52,10 @@ static bool next_tag(const char *text, const char *p, const char *e, struct tag 
 	return true;
 }
 
-static bool is_block(const char *inner, const char *kw)
+static bool is_block(const struct tag *t, const char *kw)
 {
 	size_t l = strlen(kw);
-	return strncmp(inner, kw, l) == 0 && (inner[l] == '\0' || inner[l] == ' ');
+	return t->in_len >= l && strncmp(t->in, kw, l) == 0 && (t->in_len == l || t->in[l] == ' ');
 }
 
 struct parse {
@@ -83,17 +90,17 @@ static int find_end(const struct parse *ps, const struct tag *open, const char *
 
 	els->open = NULL;
 	while (next_tag(ps->text, p, e, &t)) {
-		if (is_block(t.inner, "if") || is_block(t.inner, "for"))
+		if (is_block(&t, "if") || is_block(&t, "for"))
 			depth++;
-		else if (is_block(t.inner, "end") && depth-- == 0) {
+		else if (is_block(&t, "end") && depth-- == 0) {
 			*end = t;
 			return 0;
-		} else if (is_block(t.inner, "else") && depth == 0)
+		} else if (is_block(&t, "else") && depth == 0)
 			*els = t;
 		p = t.close;
 	}
-	return pgbt_fail(err, "%s: {{%s}} has no {{end}}", where(ps, open->open, w, sizeof(w)),
-			 open->inner);
+	return pgbt_fail(err, "%s: {{%.*s}} has no {{end}}", where(ps, open->open, w, sizeof(w)),
+			 (int)open->in_len, open->in);
 }
 
 /* Appends node to *v (*n of them); its children become the array's. */
@@ -123,8 +130,12 @@ static int add_tag(struct pgbt_node **v, size_t *n, enum pgbt_node_kind kind,
 	node->kind = kind;
 	node->open = t->open;
 	node->line = line;
-	memcpy(node->inner, t->inner, sizeof(node->inner));
-	return add(v, n, node, err);
+	node->inner = strndup(t->in, t->in_len);
+	if (!node->inner || add(v, n, node, err) < 0) {
+		free(node->inner);
+		return pgbt_fail(err, "out of memory");
+	}
+	return 0;
 }
 
 /* [p, e) into nodes, the way the text renders: a block tag alone on its
@@ -136,10 +147,10 @@ static int parse_seq(struct parse *ps, const char *p, const char *e, struct pgbt
 	char w[160];
 
 	while (p < e && next_tag(ps->text, p, e, &t)) {
-		bool is_for = is_block(t.inner, "for");
+		bool is_for = is_block(&t, "for");
 		int line = line_at(ps, t.open);
 
-		if (is_for || is_block(t.inner, "if")) {
+		if (is_for || is_block(&t, "if")) {
 			struct pgbt_node block = { .kind = NODE_TEXT };
 
 			if (add_text(v, n, p, t.from, err) < 0 ||
@@ -158,9 +169,9 @@ static int parse_seq(struct parse *ps, const char *p, const char *e, struct pgbt
 			p = end.to;
 			continue;
 		}
-		if (is_block(t.inner, "else") || is_block(t.inner, "end"))
-			return pgbt_fail(err, "%s: {{%s}} without {{if}} or {{for}}",
-					 where(ps, t.open, w, sizeof(w)), t.inner);
+		if (is_block(&t, "else") || is_block(&t, "end"))
+			return pgbt_fail(err, "%s: {{%.*s}} without {{if}} or {{for}}",
+					 where(ps, t.open, w, sizeof(w)), (int)t.in_len, t.in);
 		struct pgbt_node value = { .kind = NODE_TEXT };
 		if (add_text(v, n, p, t.open, err) < 0 || add_tag(v, n, NODE_VALUE, &t, line, &value, err) < 0)
 			return -1;
@@ -189,6 +200,7 @@ void pgbt_tree_free(struct pgbt_node *nodes, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		pgbt_tree_free(nodes[i].body, nodes[i].nbody);
 		pgbt_tree_free(nodes[i].els, nodes[i].nels);
+		free(nodes[i].inner);
 	}
 	free(nodes);
 }

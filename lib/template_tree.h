@@ -11,7 +11,6 @@
 
 #include <stddef.h>
 
-#define PGBT_MAX_TAG 511        /* bytes between the braces of one tag */
 #define DIRECTIVE "//@"         /* starts a line for pgbt-gen, never rendered */
 
 enum pgbt_node_kind { NODE_TEXT, NODE_VALUE, NODE_IF, NODE_FOR };
@@ -21,7 +20,7 @@ struct pgbt_node {
 	const char *from, *to;          /* TEXT: the span of the template's text */
 	const char *open;               /* tags: their "{{", for includes */
 	int line;                       /* tags: the line of the text it is on */
-	char inner[PGBT_MAX_TAG + 1];   /* tags: what the braces hold, trimmed */
+	char *inner;                    /* tags: what the braces hold, trimmed */
 	struct pgbt_node *body;         /* IF: when true; FOR: each pass */
 	size_t nbody;
 	struct pgbt_node *els;          /* IF: after {{else}} */

@@ -156,14 +156,54 @@ static void test_parse(void)
 	CHECK(pgbt_template_parse("t", "test", text, strlen(text), &tpl, &err) == 0);
 	pgbt_template_free(&tpl);
 
-	/* A tag too long for the renderer's buffers is an error, not cut. */
-	char long_tag[700];
-	snprintf(long_tag, sizeof(long_tag), HEADER "BEGIN { {{ %0600d }} }\n", 1);
-	CHECK(pgbt_template_parse("t", "test", long_tag, strlen(long_tag), &tpl, &err) < 0);
-	CHECK_STR(err.msg, "test:4: a {{ }} of 602 bytes (at most 511)");
-	snprintf(long_tag, sizeof(long_tag), HEADER "BEGIN { {{ %0509d }} }\n", 1);
-	CHECK(pgbt_template_parse("t", "test", long_tag, strlen(long_tag), &tpl, &err) == 0);
+	/* Tags and directives of any length: read whole (rendered in
+	   test_long_forms); a part with a fixed size is refused, not cut. */
+	char long_text[2400];
+	snprintf(long_text, sizeof(long_text), HEADER "BEGIN { {{ %02000d }} }\n", 1);
+	CHECK(pgbt_template_parse("t", "test", long_text, strlen(long_text), &tpl, &err) == 0);
 	pgbt_template_free(&tpl);
+	snprintf(long_text, sizeof(long_text), HEADER "//@ param n int:1..9 3 %0200d\n", 1);
+	CHECK(pgbt_template_parse("t", "test", long_text, strlen(long_text), &tpl, &err) < 0);
+	CHECK(strstr(err.msg, "test:4: bad directive: parameter n: a name, default or "
+		      "description too long") != NULL);
+}
+
+/* Text of n copies of part, joined by sep, between head and tail. */
+static char *repeated(const char *head, const char *part, const char *sep, int n,
+		      const char *tail)
+{
+	size_t len = strlen(head) + n * (strlen(part) + strlen(sep)) + strlen(tail) + 1;
+	char *s = malloc(len);
+
+	strcpy(s, head);
+	for (int i = 0; i < n; i++) {
+		strcat(s, part);
+		if (i + 1 < n)
+			strcat(s, sep);
+	}
+	strcat(s, tail);
+	return s;
+}
+
+/* Tags, lets and conditions of thousands of bytes render whole. */
+static void test_long_forms(struct pgbt_target *t)
+{
+	char *text = repeated(HEADER "n={{ ", "1", " + ", 700, " }};\n");
+	expect(t, text, NULL, "n=700;\n");
+	free(text);
+	text = repeated(HEADER "//@ let big = ", "1", " + ", 700, "\nn={{ big + 1 }};\n");
+	expect(t, text, NULL, "n=701;\n");
+	free(text);
+	text = repeated(HEADER "{{if ", "major == 17", " && ", 200, "}}all{{else}}cut{{end}}\n");
+	expect(t, text, NULL, "all\n");
+	free(text);
+	text = repeated(HEADER "{{if ", "major == 1", " || ", 200, " || major == 17}}any{{end}}\n");
+	expect(t, text, NULL, "any\n");
+	free(text);
+	/* a name longer than a name can be is refused, not cut to another */
+	text = repeated(HEADER "{{ sizeof(", "Counters", "", 40, ") }}\n");
+	expect_error(t, text, NULL, "a name too long");
+	free(text);
 }
 
 static void test_needs(void)
@@ -301,6 +341,7 @@ static void test_language(struct pgbt_target *t)
 	expect_error(t, HEADER "//@ let a = a\n{{a}}\n", NULL, "refers to itself");
 	test_include(t);
 	test_bpftrace(t);
+	test_long_forms(t);
 
 	/* a server in the host's PID namespace (an offline target too) */
 	expect(t, HEADER "{{if pidns}}ns{{else}}host{{end}} {{pg_pid}}\n", NULL, "host pid\n");
