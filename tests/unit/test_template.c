@@ -185,25 +185,31 @@ static char *repeated(const char *head, const char *part, const char *sep, int n
 	return s;
 }
 
-/* Tags, lets and conditions of thousands of bytes render whole. */
+/* Tags, lets and conditions of thousands of bytes render whole; a name
+ * longer than a name can be is refused, not cut to another. */
 static void test_long_forms(struct pgbt_target *t)
 {
-	char *text = repeated(HEADER "n={{ ", "1", " + ", 700, " }};\n");
-	expect(t, text, NULL, "n=700;\n");
-	free(text);
-	text = repeated(HEADER "//@ let big = ", "1", " + ", 700, "\nn={{ big + 1 }};\n");
-	expect(t, text, NULL, "n=701;\n");
-	free(text);
-	text = repeated(HEADER "{{if ", "major == 17", " && ", 200, "}}all{{else}}cut{{end}}\n");
-	expect(t, text, NULL, "all\n");
-	free(text);
-	text = repeated(HEADER "{{if ", "major == 1", " || ", 200, " || major == 17}}any{{end}}\n");
-	expect(t, text, NULL, "any\n");
-	free(text);
-	/* a name longer than a name can be is refused, not cut to another */
-	text = repeated(HEADER "{{ sizeof(", "Counters", "", 40, ") }}\n");
-	expect_error(t, text, NULL, "a name too long");
-	free(text);
+	static const struct {
+		const char *head, *part, *sep;
+		int n;
+		const char *tail, *want, *error;
+	} cases[] = {
+		{ HEADER "n={{ ", "1", " + ", 700, " }};\n", "n=700;\n", NULL },
+		{ HEADER "//@ let big = ", "1", " + ", 700, "\nn={{ big + 1 }};\n", "n=701;\n", NULL },
+		{ HEADER "{{if ", "major == 17", " && ", 200, "}}all{{else}}cut{{end}}\n", "all\n", NULL },
+		{ HEADER "{{if ", "major == 1", " || ", 200, " || major == 17}}any{{end}}\n", "any\n", NULL },
+		{ HEADER "{{ sizeof(", "Counters", "", 40, ") }}\n", NULL, "a name too long" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *text = repeated(cases[i].head, cases[i].part, cases[i].sep, cases[i].n,
+				      cases[i].tail);
+		if (cases[i].want)
+			expect(t, text, NULL, cases[i].want);
+		else
+			expect_error(t, text, NULL, cases[i].error);
+		free(text);
+	}
 }
 
 static void test_needs(void)
