@@ -78,7 +78,7 @@ test_help_script() {
 	cluster_start 15
 	rc=0; out=$("$PGBT_GEN" -p "$CL_PID" help waits per_backend=off) || rc=$?
 	check_contains "help with a target: it renders there" "$out" "On this server: it renders"
-	rc=0; out=$("$PGBT_GEN" -p "$CL_PID" help waits mode=watch) || rc=$?
+	rc=0; out=$("$PGBT_GEN" -p "$CL_PID" help backend-waits) || rc=$?
 	check_eq "help with a target that cannot render it: exit 1" "$rc" 1
 	check_contains "help with a target: why not" "$out" "On this server: it does not render: "
 	cluster_stop

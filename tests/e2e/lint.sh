@@ -98,7 +98,7 @@ check_queued() {
 }
 
 # Renders SCRIPT with ARGS and queues its lint and compilation. A
-# rendering refused for want of a backend (waits mode=watch,
+# rendering refused for want of a backend (backend-waits,
 # lwlock-events) is rendered again with pid= a live backend's PID
 # ($LINT_BACKEND). One the generator still refuses must be refused for a
 # reason the script states (REFUSALS), with one line on stderr and nothing

@@ -4,7 +4,7 @@
 # `print &TransamVariables->nextXid` (ShmemVariableCache on 15); every fact
 # in the provenance blocks of every script's default rendering (addresses,
 # enumerators, offsets, sizes: about 80), and a backend's addresses as
-# waits mode=watch reads them in it, equal gdb's answers in the same
+# backend-waits reads them in it, equal gdb's answers in the same
 # process; and
 # every fact of the built-in layouts equals the DWARF of its major (for
 # 17, whose source can no longer be had, the DWARF of a file compiled
@@ -117,7 +117,7 @@ gdb_check_provenance() {
 }
 
 # Every fact of every script's default rendering, and the backend
-# addresses of waits mode=watch, against gdb on a build with debug info.
+# addresses of backend-waits, against gdb on a build with debug info.
 test_provenance_against_gdb() {
 	local v=$1 why s bp diff
 	if why=$(pg_build_missing "$v"); then
@@ -140,10 +140,10 @@ test_provenance_against_gdb() {
 		[[ -n $bp ]] && break
 		sleep 0.1
 	done
-	"$PGBT_GEN" -p "$CL_PID" waits mode=watch pid="$bp" >"$E2E_TMP/watch.bt"
+	"$PGBT_GEN" -p "$CL_PID" backend-waits pid="$bp" >"$E2E_TMP/watch.bt"
 	gdb_check_provenance "$bp" "$E2E_TMP/watch.diff" "$E2E_TMP/watch.bt"
 	diff=$(cat "$E2E_TMP/watch.diff")
-	check_eq "pg$v: a backend's addresses (waits mode=watch) equal gdb's in it ($PROV_N facts)" "$diff" ""
+	check_eq "pg$v: a backend's addresses (backend-waits) equal gdb's in it ($PROV_N facts)" "$diff" ""
 	check_eq "pg$v: backend facts asked of gdb" "$((PROV_N >= 1))" 1
 	pgbt_bg_stop "$sleeper"
 	cluster_stop

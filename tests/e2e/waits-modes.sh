@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The waits script's other mechanisms (mode=), under bpftrace against real
-# servers, with waits of known length:
+# The waits script's USDT mechanism (mode=usdt) and backend-waits' hardware
+# watchpoint, under bpftrace against real servers, with waits of known
+# length:
 #   usdt   on 18 built with tests/setup/pg18-wait-event-probes.patch
 #          (build-postgres.sh 18-waitprobes), chosen by default there,
 #          under each bpftrace:
@@ -10,11 +11,11 @@
 #          agrees on both; W's 50 commits with synchronous_commit on write
 #          WAL without sleeping: usdt counts at least 50 IO:WalWrite waits,
 #          sched_switch fewer (it sees only waits that leave the CPU).
-#   watch  on every server build (bpftraces in turn): one backend A, followed by
-#          pid=A, sleeps 0.5 s then waits ~400 ms for an advisory lock H
+#   watch  backend-waits on every server build (bpftraces in turn): one
+#          backend A, followed by pid=A, sleeps 0.5 s then waits ~400 ms for an advisory lock H
 #          holds; only A is seen, with both waits and its idle ClientRead.
 #   errors a bad pid= (not a backend, the postmaster, no such process),
-#          mode=watch without pid=, mode=usdt on a build without the
+#          backend-waits without pid=, mode=usdt on a build without the
 #          probes: one line on stderr, nothing on stdout (on the first
 #          leg that runs).
 # Every rendering also keeps to the portable bpftrace subset and compiles.
@@ -132,10 +133,11 @@ test_usdt() {
 	cluster_stop
 }
 
-# Errors: one line on stderr, nothing on stdout.
+# Errors: one line on stderr, nothing on stdout (ARGS: a script and its
+# parameters).
 expect_gen_error() {
 	local what=$1 want=$2 rc=0; shift 2
-	"$PGBT_GEN" -p "$CL_PID" waits "$@" >"$E2E_TMP/err.out" 2>"$E2E_TMP/err.err" || rc=$?
+	"$PGBT_GEN" -p "$CL_PID" "$@" >"$E2E_TMP/err.out" 2>"$E2E_TMP/err.err" || rc=$?
 	check_eq "$LEG: $what: fails" "$((rc != 0))" 1
 	check_empty "$LEG: $what: nothing on stdout" "$(cat "$E2E_TMP/err.out")"
 	check_eq "$LEG: $what: one line on stderr" "$(wc -l <"$E2E_TMP/err.err")" 1
@@ -146,12 +148,13 @@ test_errors() {
 	local gone
 	sleep 0 & gone=$!
 	wait "$gone"
-	expect_gen_error "pid=1" "pid=1 is not a backend of postmaster $CL_PID" mode=watch pid=1
-	expect_gen_error "pid=postmaster" "is the postmaster" mode=watch pid="$CL_PID"
-	expect_gen_error "pid of an exited process" "pid=$gone: no such process" mode=watch pid="$gone"
-	expect_gen_error "pid=abc" "not an integer" mode=watch pid=abc
-	expect_gen_error "mode=watch without pid" "needs pid=PID" mode=watch
-	expect_gen_error "mode=usdt without the probes" "mode=usdt needs a build with the USDT probes" mode=usdt
+	expect_gen_error "pid=1" "pid=1 is not a backend of postmaster $CL_PID" backend-waits pid=1
+	expect_gen_error "pid=postmaster" "is the postmaster" backend-waits pid="$CL_PID"
+	expect_gen_error "pid of an exited process" "pid=$gone: no such process" backend-waits pid="$gone"
+	expect_gen_error "pid=abc" "not an integer" backend-waits pid=abc
+	expect_gen_error "backend-waits without pid" "needs pid=PID" backend-waits
+	expect_gen_error "mode=usdt without the probes" "mode=usdt needs a build with the USDT probes" \
+		waits mode=usdt
 }
 
 ERRORS_TESTED=
@@ -163,7 +166,7 @@ test_watch() {
 		ERRORS_TESTED=1
 	fi
 	if ! watchpoints_fire; then
-		skip "$LEG: waits mode=watch on a backend's waits: $WATCHPOINTS_WHY"
+		skip "$LEG: backend-waits on a backend's waits: $WATCHPOINTS_WHY"
 		cluster_stop
 		return 0
 	fi
@@ -181,10 +184,10 @@ test_watch() {
 	for ((i = 0; i < 100; i++)); do [[ -s $dir/a.pid ]] && break; sleep 0.05; done
 	a_pid=$(head -n1 "$dir/a.pid")
 
-	render watch waits mode=watch pid="$a_pid"
-	check_contains "$LEG: mode=watch says what it uses and sees" "$(header watch)" \
+	render watch backend-waits pid="$a_pid"
+	check_contains "$LEG: backend-waits says what it uses and sees" "$(header watch)" \
 		"hardware watchpoint on its wait_event_info (every wait of this backend"
-	check_contains "$LEG: mode=watch gives its cost" "$(header watch)" "~9 us per wait event"
+	check_contains "$LEG: backend-waits gives its cost" "$(header watch)" "~9 us per wait event"
 	lint watch "$(cl_host_pid "$a_pid")"
 	bt_start "$E2E_TMP/watch.bt" "$E2E_TMP/watch-$LEG_BUILD.out"
 
