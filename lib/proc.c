@@ -585,26 +585,51 @@ static int cmp_pid(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-int pgbt_proc_children(pid_t parent, pid_t *ret, size_t max, size_t *ret_n,
-		       struct pgbt_err *err)
+/* Calls visit(pid, ctx) for each child of parent until it returns true;
+ * -1 when /proc cannot be listed. */
+static int each_child(pid_t parent, bool (*visit)(pid_t, void *), void *ctx,
+		      struct pgbt_err *err)
 {
 	struct dirent *de;
 	pid_t pid, ppid;
-	size_t n = 0;
 	DIR *dir;
 
 	dir = opendir(proc_root());
 	if (!dir)
 		return pgbt_fail(err, "%s: cannot list processes: %s", proc_root(),
 				 strerror(errno));
-	while (n < max && (de = readdir(dir)))
+	while ((de = readdir(dir)))
 		if (parse_pid_name(de->d_name, &pid) && pgbt_proc_ppid(pid, &ppid, NULL) == 0 &&
-		    ppid == parent)
-			ret[n++] = pid;
+		    ppid == parent && visit(pid, ctx))
+			break;
 	closedir(dir);
-	if (n > 1)
-		qsort(ret, n, sizeof(*ret), cmp_pid);
-	*ret_n = n;
+	return 0;
+}
+
+struct children {
+	pid_t *pids;
+	size_t n, max;
+};
+
+static bool add_child(pid_t pid, void *ctx)
+{
+	struct children *c = ctx;
+
+	c->pids[c->n++] = pid;
+	return c->n == c->max;
+}
+
+int pgbt_proc_children(pid_t parent, pid_t *ret, size_t max, size_t *ret_n,
+		       struct pgbt_err *err)
+{
+	struct children c = { ret, 0, max };
+
+	*ret_n = 0;
+	if (max && each_child(parent, add_child, &c, err) < 0)
+		return -1;
+	if (c.n > 1)
+		qsort(ret, c.n, sizeof(*ret), cmp_pid);
+	*ret_n = c.n;
 	return 0;
 }
 
@@ -702,26 +727,31 @@ bool pgbt_proc_other_pidns(pid_t pid)
 	return a > 0 && b > 0 && (a != b || memcmp(self, other, (size_t)a) != 0);
 }
 
+struct by_nspid {
+	pid_t nspid, found;
+};
+
+static bool has_nspid(pid_t pid, void *ctx)
+{
+	struct by_nspid *b = ctx;
+	pid_t ns;
+
+	if (pgbt_proc_nspid(pid, &ns, NULL) < 0 || ns != b->nspid)
+		return false;
+	b->found = pid;
+	return true;
+}
+
 int pgbt_proc_child_by_nspid(pid_t parent, pid_t nspid, pid_t *ret, struct pgbt_err *err)
 {
-	struct dirent *de;
-	pid_t pid, ppid, ns;
-	DIR *dir;
-	bool found = false;
+	struct by_nspid b = { nspid, 0 };
 
-	dir = opendir(proc_root());
-	if (!dir)
-		return pgbt_fail(err, "%s: cannot list processes: %s", proc_root(),
-				 strerror(errno));
-	while (!found && (de = readdir(dir)))
-		found = parse_pid_name(de->d_name, &pid) &&
-			pgbt_proc_ppid(pid, &ppid, NULL) == 0 && ppid == parent &&
-			pgbt_proc_nspid(pid, &ns, NULL) == 0 && ns == nspid;
-	closedir(dir);
-	if (!found)
+	if (each_child(parent, has_nspid, &b, err) < 0)
+		return -1;
+	if (!b.found)
 		return pgbt_fail(err, "no child of postmaster %d has PID %d in its namespace",
 				 (int)parent, (int)nspid);
-	*ret = pid;
+	*ret = b.found;
 	return 0;
 }
 
