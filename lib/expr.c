@@ -602,15 +602,13 @@ static void expr_needs(const struct pgbt_scope *s, const char *expr_in, struct p
 		expr_needs(s, plus + 1, n, depth);
 		break;
 	case K_BACKEND:
+		/* "backend($p, EXPR)": EXPR's, read as eval_in_backend reads it */
 		note_live(n, expr);
-		comma = strchr(expr, ',');
-		if (comma) {
-			/* "backend($p, EXPR)": EXPR without the closing parenthesis */
-			part = strndup(comma + 1, strlen(comma + 1) - 1);
-			if (part)
-				expr_needs(s, part, n, depth);
-			free(part);
-		}
+		part = call_args(expr, "backend");
+		comma = part ? strchr(part, ',') : NULL;
+		if (comma)
+			expr_needs(s, comma + 1, n, depth);
+		free(part);
 		break;
 	case K_TYPE_FN:
 	case K_ENUMERATOR:
