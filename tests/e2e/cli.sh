@@ -85,9 +85,9 @@ test_help_script() {
 }
 
 # Every script's help has the parts of its header (usage, what it cannot
-# see, its cost line, the page of its documentation), the page exists and
-# docs/scripts/README.md links it, and the header stays short (the long
-# explanations live on the page).
+# see, its cost line, the page of its documentation), the page exists,
+# docs/scripts/README.md links it, the man page lists it, and the header
+# stays short (the long explanations live on the page).
 test_help_every_script() {
 	local f name out lines problems
 	for f in "$PGBT_ROOT"/scripts/*.bt; do
@@ -99,6 +99,7 @@ test_help_every_script() {
 		[[ $out == *$'\nDocumentation: docs/scripts/'"$name.md"$'\n'* ]] || problems+=" no-doc-line"
 		[[ -f $PGBT_ROOT/docs/scripts/$name.md ]] || problems+=" no-doc-page"
 		grep -q "]($name.md)" "$PGBT_ROOT/docs/scripts/README.md" || problems+=" not-in-doc-index"
+		grep -qx ".B $name" "$PGBT_ROOT/gen/pgbt-gen.1" || problems+=" not-in-man-page"
 		lines=$(sed -n '2,/^ \*\//p' "$f" | wc -l)
 		((lines <= 26)) || problems+=" header-of-$lines-lines"
 		check_empty "help $name: header parts, doc page, short header" "$problems"
