@@ -50,7 +50,12 @@ FIXTURES := $(FIXTURE_SRC:tests/unit/fixtures/%.c=$(O)/fixtures/%) \
 .PHONY: all install uninstall deb check unit unit-asan fuzz fuzzers test-deps demo bench clean
 .DELETE_ON_ERROR:
 
-all: $(O)/pgbt-gen
+all: $(O)/pgbt-gen $(O)/pgbt-gen.1
+
+# The man page, with its SCRIPTS section filled in from the scripts.
+$(O)/pgbt-gen.1: gen/pgbt-gen.1 gen/man-scripts.sh $(O)/pgbt-gen
+	$(call msg,MAN,$@)
+	$(Q)gen/man-scripts.sh $(O)/pgbt-gen <gen/pgbt-gen.1 >$@
 
 $(O)/%.o: %.c $(wildcard lib/*.h gen/*.h) | $(O)
 	$(call msg,CC,$@)
@@ -136,14 +141,14 @@ fuzz: fuzzers $(O)/fixtures/fake_postgres.stripped
 	    "$$(sed -n 's/^stat::number_of_executed_units: //p' build/fuzz/$$t.log)" $(FUZZ_SECONDS); \
 	done
 
-install: $(O)/pgbt-gen
+install: $(O)/pgbt-gen $(O)/pgbt-gen.1
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/pgbt/scripts \
 	  $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(O)/pgbt-gen $(DESTDIR)$(PREFIX)/bin/pgbt-gen
 	install -m 644 $(TEMPLATES) $(DESTDIR)$(PREFIX)/share/pgbt/scripts/
 	$(if $(FRAGMENTS),install -d $(DESTDIR)$(PREFIX)/share/pgbt/scripts/include && \
 	  install -m 644 $(FRAGMENTS) $(DESTDIR)$(PREFIX)/share/pgbt/scripts/include/)
-	install -m 644 gen/pgbt-gen.1 $(DESTDIR)$(PREFIX)/share/man/man1/pgbt-gen.1
+	install -m 644 $(O)/pgbt-gen.1 $(DESTDIR)$(PREFIX)/share/man/man1/pgbt-gen.1
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/pgbt-gen $(DESTDIR)$(PREFIX)/share/man/man1/pgbt-gen.1
