@@ -67,7 +67,8 @@ static void add_exprs(struct fact *f, const char *e)
 
 /* One provenance line ("&G->m = 0x..", "NAME = 0x.. (DWARF)",
  * "offsetof(T, m) = N (DWARF)", "sizeof(T) = N (DWARF)",
- * "backend($pid, *G) = 0x.. (read in backend PID N)") as a fact to ask;
+ * "backend($pid, *G) = 0x.. (read in backend PID N)", and "*G = 0x.. (read
+ * in backend PID N)" inside it) as a fact to ask;
  * false for lines that state no such fact. */
 static bool parse_fact(const char *line, pid_t postmaster, struct fact *f)
 {
@@ -91,8 +92,12 @@ static bool parse_fact(const char *line, pid_t postmaster, struct fact *f)
 		add_exprs(f, t[0] == '*' ? t + 1 : t);
 		return true;
 	}
-	if (rest[0] == '\0' && (lhs[0] == '&' || lhs[0] == '*')) {
-		/* pgbt's *G is the pointer stored in G: gdb's G */
+	if ((rest[0] == '\0' || sscanf(rest, "(read in backend PID %d)", &pid) == 1) &&
+	    (lhs[0] == '&' || lhs[0] == '*')) {
+		/* pgbt's *G is the pointer stored in G: gdb's G; read inside
+		   backend(), it is that process's */
+		if (rest[0])
+			f->pid = pid;
 		add_exprs(f, lhs[0] == '*' ? lhs + 1 : lhs);
 		return true;
 	}

@@ -743,7 +743,12 @@ static int eval_trimmed(struct pgbt_eval *ev, const char *expr, char *out, size_
 		if (rc == 0) {
 			format_number(v, true, out, outlen);
 			if (!seen(ev, expr)) {
-				pgbt_buf_printf(&ev->prov, "//   %s = %s\n", expr, out);
+				/* inside backend(): that process's value, not the postmaster's */
+				if (ev->in_pid)
+					pgbt_buf_printf(&ev->prov, "//   %s = %s (read in backend PID %d)\n",
+							expr, out, (int)ev->in_pid);
+				else
+					pgbt_buf_printf(&ev->prov, "//   %s = %s\n", expr, out);
 				if (detail.s)
 					pgbt_buf_add(&ev->prov, detail.s, detail.len);
 			}
