@@ -48,6 +48,8 @@ gen_speed_scripts() {
 	for s in $(bench_scripts); do
 		var=BENCH_ARGS_${s//-/_}
 		read -r -a args <<<"${!var:-}"
+		# a backend to follow: any child of the postmaster renders alike
+		args=("${args[@]/%=BACKEND/=$(pgrep -P "$CL_PID" | head -n 1)}")
 		gen_time pgbt-gen "$s" "$BENCH_GEN_RUNS" "postmaster: PID $CL_PID" \
 			"$PGBT_GEN" -p "$CL_PID" "$s" "${args[@]}"
 	done

@@ -32,10 +32,13 @@ fi
 # BPF time a wait) grew 3x and costs per CPU cycle hid in the idle time.
 : "${BENCH_THREADS:=$BENCH_CLIENTS}"
 # Modes of a script measured as rows of their own (bench/tracers.sh):
-# backend-waits (a watchpoint) on one pgbench backend (issue 3 asks for it), and
 # lwlocks counting every acquisition (a USDT probe pair per LWLock
 # acquisition: many events per transaction, for the prediction check).
-: "${BENCH_VARIANTS=script:backend-waits/pid=BACKEND script:lwlocks/output=all}"
+: "${BENCH_VARIANTS=script:lwlocks/output=all}"
+# The scripts that follow one backend follow one of pgbench's (BACKEND,
+# bench/tracers.sh): backend-waits' watchpoint is what issue 3 asks for.
+: "${BENCH_ARGS_backend_waits=pid=BACKEND}"
+: "${BENCH_ARGS_lwlock_events=pid=BACKEND}"
 # The bench clusters: no autovacuum or checkpoint in the middle of a window
 # (bench/pgbench.sh vacuums and checkpoints before each run instead), and
 # room for all of pgbench's tables at scale 10 in shared buffers.

@@ -9,7 +9,7 @@
 #                 run by bpftrace
 #   script:NAME/P=V/...  the same with parameters P=V; the value BACKEND
 #                 stands for the PID of one of pgbench's backends, e.g.
-#                 script:backend-waits/pid=BACKEND
+#                 script:lwlocks/pid=BACKEND
 #   peer:NAME     another way to get the same kind of answer (bench/peers.sh)
 #   count:CONFIG  only counts the events of every attach point of bpftrace
 #                 tracer CONFIG's program (rendered, not started), by
