@@ -58,7 +58,7 @@ void pgbt_buf_free(struct pgbt_buf *b)
 	memset(b, 0, sizeof(*b));
 }
 
-static const char *trimmed(const char *s, size_t *n)
+const char *pgbt_trim_span(const char *s, size_t *n)
 {
 	while (*n && isspace((unsigned char)*s))
 		s++, (*n)--;
@@ -71,7 +71,7 @@ bool pgbt_trim(const char *s, size_t n, char *out, size_t outlen)
 {
 	bool whole;
 
-	s = trimmed(s, &n);
+	s = pgbt_trim_span(s, &n);
 	whole = n < outlen;
 	if (!whole)
 		n = outlen - 1;
@@ -84,7 +84,7 @@ char *pgbt_trim_dup(const char *s, size_t n)
 {
 	char *out;
 
-	s = trimmed(s, &n);
+	s = pgbt_trim_span(s, &n);
 	out = malloc(n + 1);
 	if (out) {
 		memcpy(out, s, n);

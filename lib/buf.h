@@ -17,6 +17,9 @@ void pgbt_buf_printf(struct pgbt_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void pgbt_buf_free(struct pgbt_buf *b);
 
+/* s (*n bytes) without leading/trailing blanks: where it starts, and its
+ * length in *n. */
+const char *pgbt_trim_span(const char *s, size_t *n);
 /* Copies s (n bytes) without leading/trailing blanks into out, cut to
  * fit; false when it was cut. */
 bool pgbt_trim(const char *s, size_t n, char *out, size_t outlen);

@@ -2,7 +2,6 @@
 
 #include "buf.h"
 
-#include <ctype.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,12 +33,8 @@ static bool next_tag(const char *text, const char *p, const char *e, struct tag 
 		return false;
 	t->open = t->from = q;
 	t->close = t->to = c + 2;
-	t->in = q + 2;
 	t->in_len = (size_t)(c - q - 2);
-	while (t->in_len && isspace((unsigned char)*t->in))
-		t->in++, t->in_len--;
-	while (t->in_len && isspace((unsigned char)t->in[t->in_len - 1]))
-		t->in_len--;
+	t->in = pgbt_trim_span(q + 2, &t->in_len);
 	/* a tag alone on its line takes the line with it */
 	for (ls = q; ls > p && (ls[-1] == ' ' || ls[-1] == '\t'); ls--)
 		;
