@@ -12,14 +12,17 @@
 # the bench cluster's postmaster PID), e.g. an empty probe for the floor.
 # Default: this checkout's waits on the bpftrace on PATH. Settings:
 # WC_BUILD (15), WC_SCRIPT (waits), WC_ARGS (per_backend=off), WC_ROUNDS
-# (5), WC_SECONDS (10, each window), WC_SHAPE (tpcb or select), WC_OUT
+# (5), WC_SECONDS (10, each window), WC_SHAPE (tpcb, select, or sort: one
+# in-memory ORDER BY of 51 rows per transaction, for sorts), WC_OUT
 # (a directory for the CSV and the rendered scripts; default a temp dir),
+# WC_STRLEN (200: bpftrace's string size; 64 for scripts whose strings
+# pass bpftrace 0.17's BPF stack at 200, e.g. sorts, slow-queries),
 # WC_LOCK (1: hold /tmp/pgbt-e2e.lock as the bench does; 0: measure while
 # others' tests run, for BPF time only).
 # Each round runs every variant once, in an order that turns by one each
 # round; a window is one `pgbench -c 2 -j 2 -T WC_SECONDS` at scale 10,
 # started once the tracer has attached. Prints, per variant: ns per
-# program run (median, range), runs per second, BPF time as % of all
+# program run (median, range), runs per second and per transaction, BPF time as % of all
 # CPUs, and TPS (median, range).
 set -euo pipefail
 source "$(dirname "$0")/../tests/lib/cluster.sh"
@@ -27,7 +30,7 @@ BENCH_SCALE=10
 source "$(dirname "$0")/lib.sh"
 
 : "${WC_BUILD:=15}" "${WC_SCRIPT:=waits}" "${WC_ARGS=per_backend=off}"
-: "${WC_ROUNDS:=5}" "${WC_SECONDS:=10}" "${WC_SHAPE:=tpcb}"
+: "${WC_ROUNDS:=5}" "${WC_SECONDS:=10}" "${WC_SHAPE:=tpcb}" "${WC_STRLEN:=200}"
 [[ $(id -u) == 0 ]] || bench_die "run as root"
 (($#)) || set -- "this=$(command -v bpftrace)"
 out=${WC_OUT:-$(mktemp -d /tmp/waits-cost.XXXXXX)}
@@ -67,7 +70,7 @@ bpf_mark() {
 
 window() {
 	local i=$1 log=$out/${names[$1]}.log pid m0 m1 t0 t1 tps k
-	pgbt_bg env BPFTRACE_STRLEN=200 BPFTRACE_MAX_STRLEN=200 "${bts[$i]}" "${files[$i]}" >"$log" 2>&1
+	pgbt_bg env BPFTRACE_STRLEN="$WC_STRLEN" BPFTRACE_MAX_STRLEN="$WC_STRLEN" "${bts[$i]}" "${files[$i]}" >"$log" 2>&1
 	pid=$BG_PID
 	for ((k = 0; k < 300; k++)); do
 		grep -q Attaching "$log" && [[ $(cat "/proc/$pid/wchan" 2>/dev/null) == do_epoll_wait ]] && break
@@ -77,6 +80,7 @@ window() {
 	sleep 0.3
 	local shape=()
 	[[ $WC_SHAPE == select ]] && shape=(-S)
+	[[ $WC_SHAPE == sort ]] && shape=(-f "$out/sort.sql")
 	m0=$(bpf_mark "$pid") t0=$EPOCHREALTIME
 	tps=$(cl_run pgbench -n "${shape[@]}" -c 2 -j 2 -T "$WC_SECONDS" 2>&1 |
 		sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -n 1)
@@ -88,6 +92,10 @@ window() {
 		>>"$out/runs.csv"
 }
 
+# A small sort per transaction: 51 accounts in a range, by balance.
+printf '%s\n' '\set a random(1, 1000000 - 50)' \
+	'select abalance from pgbench_accounts where aid between :a and :a + 50 order by abalance;' >"$out/sort.sql"
+chmod 644 "$out/sort.sql"
 echo "variant,ns_per_run,runs_per_s,bpf_pct_cpus,tps" >"$out/runs.csv"
 n=${#names[@]}
 for ((r = 0; r < WC_ROUNDS; r++)); do
@@ -101,10 +109,11 @@ done
 cluster_stop
 
 echo "$WC_SCRIPT $WC_ARGS, $WC_SHAPE, $WC_ROUNDS windows of $WC_SECONDS s each, PostgreSQL $WC_BUILD ($out):"
-printf '%-10s %-18s %-12s %-16s %s\n' variant "ns/run (range)" "runs/s" "BPF % of CPUs" "TPS (range)"
+printf '%-10s %-18s %-12s %-10s %-16s %s\n' variant "ns/run (range)" "runs/s" "runs/xact" "BPF % of CPUs" "TPS (range)"
 for name in "${names[@]}"; do
 	awk -F, -v n="$name" 'NR > 1 && $1 == n { print }' "$out/runs.csv" >"$out/$name.csv"
 	med() { cut -d, -f"$1" "$out/$name.csv" | stat_median; }
 	rng() { printf '%s..%s' "$(cut -d, -f"$1" "$out/$name.csv" | stat_min)" "$(cut -d, -f"$1" "$out/$name.csv" | stat_max)"; }
-	printf '%-10s %-18s %-12s %-16s %s\n' "$name" "$(med 2) ($(rng 2))" "$(med 3)" "$(med 4) ($(rng 4))" "$(med 5) ($(rng 5))"
+	printf '%-10s %-18s %-12s %-10s %-16s %s\n' "$name" "$(med 2) ($(rng 2))" "$(med 3)" \
+		"$(awk -F, '$5 > 0 { printf "%.2f\n", $3 / $5 }' "$out/$name.csv" | stat_median)" "$(med 4) ($(rng 4))" "$(med 5) ($(rng 5))"
 done
