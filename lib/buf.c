@@ -80,6 +80,15 @@ bool pgbt_trim(const char *s, size_t n, char *out, size_t outlen)
 	return whole;
 }
 
+char *pgbt_call_args(const char *s, const char *fn)
+{
+	size_t fl = strlen(fn), sl = strlen(s);
+
+	if (sl < fl + 2 || strncmp(s, fn, fl) != 0 || s[fl] != '(' || s[sl - 1] != ')')
+		return NULL;
+	return pgbt_trim_dup(s + fl + 1, sl - fl - 2);
+}
+
 char *pgbt_trim_dup(const char *s, size_t n)
 {
 	char *out;

@@ -25,5 +25,8 @@ const char *pgbt_trim_span(const char *s, size_t *n);
 bool pgbt_trim(const char *s, size_t n, char *out, size_t outlen);
 /* The same, whole, on the heap (NULL: out of memory). */
 char *pgbt_trim_dup(const char *s, size_t n);
+/* What "FN(ARGS)" passes, trimmed, on the heap; NULL when s is no such
+ * call (or out of memory). */
+char *pgbt_call_args(const char *s, const char *fn);
 
 #endif

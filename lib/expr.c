@@ -285,17 +285,6 @@ static int eval_type_fn(struct pgbt_eval *ev, bool is_offsetof, const char *args
 	return -1;
 }
 
-/* What "FN(ARGS)" passes, trimmed, on the heap; NULL when expr is no such
- * call (or out of memory). */
-static char *call_args(const char *expr, const char *fn)
-{
-	size_t fl = strlen(fn), el = strlen(expr);
-
-	if (el < fl + 2 || strncmp(expr, fn, fl) != 0 || expr[fl] != '(' || expr[el - 1] != ')')
-		return NULL;
-	return pgbt_trim_dup(expr + fl + 1, el - fl - 2);
-}
-
 static void format_number(uint64_t v, bool hex, char *out, size_t outlen)
 {
 	snprintf(out, outlen, hex ? "0x%" PRIx64 : "%" PRIu64, v);
@@ -604,7 +593,7 @@ static void expr_needs(const struct pgbt_scope *s, const char *expr_in, struct p
 	case K_BACKEND:
 		/* "backend($p, EXPR)": EXPR's, read as eval_in_backend reads it */
 		note_live(n, expr);
-		part = call_args(expr, "backend");
+		part = pgbt_call_args(expr, "backend");
 		comma = part ? strchr(part, ',') : NULL;
 		if (comma)
 			expr_needs(s, comma + 1, n, depth);
@@ -646,7 +635,7 @@ void pgbt_for_needs(const char *source, struct pgbt_needs *n)
 static int eval_call(struct pgbt_eval *ev, const char *expr, const char *fn, char *out,
 		     size_t outlen, struct pgbt_err *err)
 {
-	char *args = call_args(expr, fn), how[PGBT_HOW_LEN] = "";
+	char *args = pgbt_call_args(expr, fn), how[PGBT_HOW_LEN] = "";
 	uint64_t v;
 	int rc;
 
@@ -873,7 +862,7 @@ static int eval_cond_in(struct pgbt_eval *ev, char *cond, bool *ret, struct pgbt
 		if (rc <= 0)
 			return rc;
 	}
-	if ((args = call_args(cond, "usdt"))) {
+	if ((args = pgbt_call_args(cond, "usdt"))) {
 		char *colon = strchr(args, ':');
 		if (colon) {
 			*colon = '\0';
@@ -882,7 +871,7 @@ static int eval_cond_in(struct pgbt_eval *ev, char *cond, bool *ret, struct pgbt
 		free(args);
 		return colon ? 0 : pgbt_fail(err, "%s: usdt() needs PROVIDER:NAME", ev->scope.where);
 	}
-	if ((args = call_args(cond, "symbol"))) {
+	if ((args = pgbt_call_args(cond, "symbol"))) {
 		*ret = pgbt_elf_symbol(ev->t->elf, args, &sym, &ignored) == 0;
 		free(args);
 		return 0;

@@ -105,13 +105,13 @@ static bool for_parts(const char *inner, char *var, size_t len, const char **sou
 /* "FN(ARG)" of a {{for}}'s source: ARG into what, if it fits. */
 static bool source_call(const char *source, const char *fn, char *what, size_t len)
 {
-	size_t fl = strlen(fn), sl = strlen(source);
+	char *arg = pgbt_call_args(source, fn);
+	bool ok = arg && arg[0] && !strchr(arg, ')') && strlen(arg) < len;
 
-	if (sl < fl + 2 || strncmp(source, fn, fl) != 0 || source[fl] != '(' ||
-	    source[sl - 1] != ')' || sl - fl - 2 >= len || memchr(source + fl + 1, ')', sl - fl - 2))
-		return false;
-	snprintf(what, len, "%.*s", (int)(sl - fl - 2), source + fl + 1);
-	return what[0] != '\0';
+	if (ok)
+		snprintf(what, len, "%s", arg);
+	free(arg);
+	return ok;
 }
 
 /* {{for R in NAME [limit EXPR]}}: one iteration per row the generator was
