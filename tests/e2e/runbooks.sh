@@ -21,10 +21,8 @@ compile() {
 }
 
 test_leg() {
-	# (compute_query_id is new in 14)
-	local qid=()
-	(($(pg_build_major "$LEG_BUILD") < 14)) || qid=(compute_query_id=on)
-	cluster_start "$LEG_BUILD" "${qid[@]}"
+	# shellcheck disable=SC2046 # query_id_guc: one word or none
+	cluster_start "$LEG_BUILD" $(query_id_guc "$LEG_BUILD")
 	local page cmd n out i=0 checks=()
 	export PGDATA=$CL_DATA
 	export BACKEND CONNINFO="host=$CL_SOCK port=$CL_PORT user=postgres dbname=postgres"

@@ -58,11 +58,9 @@ query_id() {
 }
 
 test_leg() {
-	# compute_query_id: so that waits-by-query by=queryid has IDs to show.
-	# (compute_query_id is new in 14)
-	local qid=()
-	(($(pg_build_major "$LEG_BUILD") < 14)) || qid=(compute_query_id=on)
-	cluster_start "$LEG_BUILD" "${qid[@]}"
+	# Query IDs: so that waits-by-query by=queryid has IDs to show.
+	# shellcheck disable=SC2046 # query_id_guc: one word or none
+	cluster_start "$LEG_BUILD" $(query_id_guc "$LEG_BUILD")
 	if readelf -S "$CL_BIN/postgres" 2>/dev/null | grep -q '\.debug_info'; then
 		local out rc=0
 		out=$("$PGBT_GEN" check-layouts --bin "$CL_BIN/postgres" 2>&1) || rc=$?
@@ -246,7 +244,13 @@ test_leg() {
 	fold=${fold#*\'}    # the program between awk's quotes
 	fold=${fold%\'*}
 	awk "$fold" "$E2E_TMP/offcpu-stacks.out" >"$E2E_TMP/folded"
+	# (frames, indented, may name functions such as EmitErrorReport)
+	check_empty "$LEG: offcpu-stacks: no bpftrace errors" \
+		"$(grep -v '^ ' "$E2E_TMP/offcpu-stacks.out" | bt_problems /dev/stdin)"
 	check_near "$LEG: folded stacks: ms under Timeout:PgSleep" "$(folded_ms Timeout:PgSleep)" 500 "$TOL_MS"
+	# (seen once, none of the three: what did bpftrace print?)
+	[[ $(folded_ms Timeout:PgSleep) != 0 ]] ||
+		_e2e_show "$(grep -v '^ ' "$E2E_TMP/offcpu-stacks.out" | head -n 40)"
 	check_near "$LEG: folded stacks: ms under Lock:transactionid" "$(folded_ms Lock:transactionid)" "$b_ms" "$b_tol"
 	check_near "$LEG: folded stacks: ms under Lock:advisory" "$(folded_ms Lock:advisory)" "$c_ms" "$c_tol"
 	cluster_stop

@@ -144,6 +144,12 @@ pg_build_major() {
 	echo "${m%%-*}"
 }
 
+# The setting that makes pg_stat_activity show query IDs, on a BUILD that
+# has it (compute_query_id is new in 14); nothing before.
+query_id_guc() {
+	(($(pg_build_major "${1:?usage: query_id_guc BUILD}") < 14)) || echo compute_query_id=on
+}
+
 pg_build_missing() {
 	local v=${1:?usage: pg_build_missing BUILD} _bin _marker _setup why
 	_pgbt_build_where "$v" || { echo "'$v' is not a PostgreSQL build"; return 0; }
