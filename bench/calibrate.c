@@ -223,6 +223,11 @@ static const struct probe probes[] = {
 	  "tracepoint:syscalls:sys_enter_getppid", NULL, PID_FILTER },
 	{ "tp-sched-switch", "tracepoint sched:sched_switch (per off-CPU period)", loop_pingpong, NULL,
 	  "tracepoint:sched:sched_switch", NULL, "pid == %d || curtask->real_parent->tgid == %d" },
+	/* The kernel fills no record for a raw tracepoint. Needs bpftrace
+	 * 0.18+: measured only when named. */
+	{ "rawtp-sched-switch", "raw tracepoint sched_switch (per off-CPU period; bpftrace 0.18+)",
+	  loop_pingpong, NULL, "rawtracepoint:sched_switch", NULL,
+	  "pid == %d || curtask->real_parent->tgid == %d" },
 };
 #define NPROBES (sizeof(probes) / sizeof(probes[0]))
 
@@ -647,7 +652,7 @@ int main(int argc, char **argv)
 		       "ARMED US/ROUND TRIP", "WHAT");
 	for (size_t i = 0; i < NPROBES; i++) {
 		const struct probe *p = &probes[i];
-		int wanted = optind == argc;
+		int wanted = optind == argc && strncmp(p->spec, "rawtracepoint", 13) != 0;
 		for (int a = optind; a < argc; a++)
 			wanted |= strcmp(argv[a], p->name) == 0;
 		if (!wanted)
