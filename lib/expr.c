@@ -630,28 +630,48 @@ void pgbt_for_needs(const char *source, struct pgbt_needs *n)
 		note_live(n, source);
 }
 
-/* "FN(ARGS)" evaluated by eval_call with ARGS (error, backend, offsetof,
- * sizeof). */
-static int eval_call(struct pgbt_eval *ev, const char *expr, const char *fn, char *out,
-		     size_t outlen, struct pgbt_err *err)
+/* "error(MESSAGE)": the template's own message, for users. */
+static int eval_error(struct pgbt_eval *ev, const char *expr, struct pgbt_err *err)
 {
-	char *args = pgbt_call_args(expr, fn), how[PGBT_HOW_LEN] = "";
+	char *msg = pgbt_call_args(expr, "error");
+
+	if (!msg)
+		return pgbt_fail(err, "out of memory");
+	pgbt_fail(err, "%s: %s", ev->scope.name, msg);
+	free(msg);
+	return -1;
+}
+
+/* "backend(ARGS)": eval_in_backend with ARGS. */
+static int eval_backend(struct pgbt_eval *ev, const char *expr, char *out, size_t outlen,
+			struct pgbt_err *err)
+{
+	char *args = pgbt_call_args(expr, "backend");
+	int rc;
+
+	if (!args)
+		return pgbt_fail(err, "out of memory");
+	rc = eval_in_backend(ev, expr, args, out, outlen, err);
+	free(args);
+	return rc;
+}
+
+/* "offsetof(T, F)" or "sizeof(T)", with where the number came from. */
+static int eval_type_call(struct pgbt_eval *ev, const char *expr, char *out, size_t outlen,
+			  struct pgbt_err *err)
+{
+	bool offset = expr[0] == 'o';
+	char *args = pgbt_call_args(expr, offset ? "offsetof" : "sizeof"), how[PGBT_HOW_LEN] = "";
 	uint64_t v;
 	int rc;
 
 	if (!args)
 		return pgbt_fail(err, "out of memory");
-	if (strcmp(fn, "error") == 0) {
-		rc = pgbt_fail(err, "%s: %s", ev->scope.name, args);   /* for users */
-	} else if (strcmp(fn, "backend") == 0) {
-		rc = eval_in_backend(ev, expr, args, out, outlen, err);
-	} else {
-		rc = eval_type_fn(ev, fn[0] == 'o', args, &v, how, err);
-		if (rc == 0) {
-			format_number(v, false, out, outlen);
-			if (!seen(ev, expr))
-				pgbt_buf_printf(&ev->prov, "//   %s = %s (%s)\n", expr, out, how);
-		}
+	rc = eval_type_fn(ev, offset, args, &v, how, err);
+	if (rc == 0) {
+		format_number(v, false, out, outlen);
+		if (!seen(ev, expr))
+			pgbt_buf_printf(&ev->prov, "//   %s = %s (%s)\n", expr, out, how);
 	}
 	free(args);
 	return rc;
@@ -711,11 +731,11 @@ static int eval_trimmed(struct pgbt_eval *ev, const char *expr, char *out, size_
 			return 0;
 		break;
 	case K_ERROR:
-		return eval_call(ev, expr, "error", out, outlen, err);
+		return eval_error(ev, expr, err);
 	case K_SUM:
 		return eval_sum(ev, expr, out, outlen, err);
 	case K_BACKEND:
-		return eval_call(ev, expr, "backend", out, outlen, err);
+		return eval_backend(ev, expr, out, outlen, err);
 	case K_NUMBER: {                          /* a number stands for itself */
 		char *end;
 		errno = 0;
@@ -745,7 +765,7 @@ static int eval_trimmed(struct pgbt_eval *ev, const char *expr, char *out, size_
 		pgbt_buf_free(&detail);
 		return rc;
 	case K_TYPE_FN:
-		return eval_call(ev, expr, expr[0] == 'o' ? "offsetof" : "sizeof", out, outlen, err);
+		return eval_type_call(ev, expr, out, outlen, err);
 	case K_ENUMERATOR:
 		if (pgbt_target_enumerator(ev->t, expr, &sv, how, err) < 0)
 			return pgbt_fail_prefix(err, "%s: {{ %s }}", ev->scope.where, expr);
