@@ -120,13 +120,12 @@ static int need_live(struct pgbt_eval *ev, const char *expr, struct pgbt_err *er
 			 "or -D DATADIR instead of --bin", ev->scope.name, expr);
 }
 
-/* "(TransamVariables|ShmemVariableCache)" -> the first the binary has. */
+/* "(TransamVariables|ShmemVariableCache)" -> the first the running server
+ * has, its address in the server and how that was found. */
 static int pick_symbol(struct pgbt_eval *ev, const char *spec, char *ret, size_t len,
-		       struct pgbt_err *err)
+		       uint64_t *addr, char *how, struct pgbt_err *err)
 {
-	char alts[MAX_ALTS][128], list[600] = "", h[PGBT_HOW_LEN];
-	struct pgbt_sym sym;
-	uint64_t addr;
+	char alts[MAX_ALTS][128], list[600] = "";
 	int n = split_alts(spec, alts);
 
 	if (n == 0)
@@ -134,24 +133,18 @@ static int pick_symbol(struct pgbt_eval *ev, const char *spec, char *ret, size_t
 	for (int i = 0; i < n; i++) {
 		struct pgbt_err e;
 
-		if (pgbt_elf_symbol(ev->t->elf, alts[i], &sym, &e) == 0 ||
-		    (e.code == PGBT_ENOTFOUND && ev->t->pid &&
-		     pgbt_target_symbol_addr(ev->t, alts[i], &addr, h, &e) == 0)) {
+		if (pgbt_target_symbol_addr(ev->t, alts[i], addr, how, &e) == 0) {
 			snprintf(ret, len, "%s", alts[i]);
 			return 0;
 		}
-		if (e.code != PGBT_ENOTFOUND) {    /* not absence: the binary failed */
+		/* not absence (the binary failed), or why a lone name was not
+		 * found (a static global looked for in code) */
+		if (e.code != PGBT_ENOTFOUND || n == 1) {
 			if (err)
 				*err = e;
 			return -1;
 		}
 		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "", alts[i]);
-		/* a static global looked for in code: why it was not found */
-		if (n == 1 && ev->t->pid) {
-			if (err)
-				*err = e;
-			return -1;
-		}
 	}
 	return pgbt_fail(err, "%s: no symbol %s in .symtab or .dynsym", ev->t->path, list);
 }
@@ -175,9 +168,7 @@ static int eval_deref(struct pgbt_eval *ev, const char *expr, uint64_t *ret,
 		return -1;
 	if (!pgbt_trim(expr + 1, strlen(expr + 1), spec, sizeof(spec)))
 		return pgbt_fail(err, "%s: {{ %s }}: a name too long", ev->scope.where, expr);
-	if (pick_symbol(ev, spec, name, sizeof(name), err) < 0)
-		return -1;
-	if (pgbt_target_symbol_addr(ev->t, name, &addr, h, err) < 0)
+	if (pick_symbol(ev, spec, name, sizeof(name), &addr, h, err) < 0)
 		return -1;
 	pgbt_buf_printf(how, "//     %s at 0x%" PRIx64 ": %s\n", name, addr, h);
 	if (pgbt_target_read_shared_ptr_in(ev->t, reading_pid(ev), name, addr, 0, 1, ret, h,
@@ -214,9 +205,7 @@ static int eval_address(struct pgbt_eval *ev, const char *expr, uint64_t *ret,
 	if (*end && !arrow && *end != '.')
 		return pgbt_fail(err, "%s: cannot understand {{ %s }}", ev->scope.where, expr);
 
-	if (pick_symbol(ev, spec, name, sizeof(name), err) < 0)
-		return -1;
-	if (pgbt_target_symbol_addr(ev->t, name, &addr, h, err) < 0)
+	if (pick_symbol(ev, spec, name, sizeof(name), &addr, h, err) < 0)
 		return -1;
 	pgbt_buf_printf(how, "//     %s at 0x%" PRIx64 ": %s\n", name, addr, h);
 	if (!member[0]) {
