@@ -244,13 +244,15 @@ test_leg() {
 	fold=${fold#*\'}    # the program between awk's quotes
 	fold=${fold%\'*}
 	awk "$fold" "$E2E_TMP/offcpu-stacks.out" >"$E2E_TMP/folded"
-	# (frames, indented, may name functions such as EmitErrorReport)
-	check_empty "$LEG: offcpu-stacks: no bpftrace errors" \
-		"$(grep -v '^ ' "$E2E_TMP/offcpu-stacks.out" | bt_problems /dev/stdin)"
-	check_near "$LEG: folded stacks: ms under Timeout:PgSleep" "$(folded_ms Timeout:PgSleep)" 500 "$TOL_MS"
-	# (seen once, none of the three: what did bpftrace print?)
-	[[ $(folded_ms Timeout:PgSleep) != 0 ]] ||
-		_e2e_show "$(grep -v '^ ' "$E2E_TMP/offcpu-stacks.out" | head -n 40)"
+	# What bpftrace printed but the frames (indented, they may name
+	# functions such as EmitErrorReport).
+	local said slept
+	said=$(grep -v '^ ' "$E2E_TMP/offcpu-stacks.out")
+	check_empty "$LEG: offcpu-stacks: no bpftrace errors" "$(bt_problems /dev/stdin <<<"$said")"
+	slept=$(folded_ms Timeout:PgSleep)
+	check_near "$LEG: folded stacks: ms under Timeout:PgSleep" "$slept" 500 "$TOL_MS"
+	# (seen once, none of the three: show what bpftrace said)
+	[[ $slept != 0 ]] || _e2e_show "$(head -n 40 <<<"$said")"
 	check_near "$LEG: folded stacks: ms under Lock:transactionid" "$(folded_ms Lock:transactionid)" "$b_ms" "$b_tol"
 	check_near "$LEG: folded stacks: ms under Lock:advisory" "$(folded_ms Lock:advisory)" "$c_ms" "$c_tol"
 	cluster_stop
