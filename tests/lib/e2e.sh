@@ -62,6 +62,11 @@
 #                            RLIMIT_MEMLOCK, and bpftrace 0.23's "File
 #                            exists" when two CPUs count a new key at once
 #                            (its issue 4068; that one event is lost).
+#   bt_recursion_misses [PID]
+#                            how many times the kernel skipped bpftrace PID's
+#                            programs (default BT_PID) because another BPF
+#                            program ran on that CPU: tracepoint programs do
+#                            not nest (the recursion_misses of its program fds).
 #   bt_stop [PID]            SIGINT (END blocks print), wait for the exit,
 #                            then SIGKILL and fail. Default PID: BT_PID.
 #                            The wait grows with the probes attached (see
@@ -407,6 +412,11 @@ _bt_perf_fds() {
 	local n
 	n=$(ls -l "/proc/$1/fd" 2>/dev/null | grep -c 'perf_event') || true
 	echo "${n:-0}"
+}
+
+bt_recursion_misses() {
+	local pid=${1:-$BT_PID}
+	awk '$1 == "recursion_misses:" { n += $2 } END { print n + 0 }' "/proc/$pid"/fdinfo/* 2>/dev/null
 }
 
 bt_stop() {
