@@ -32,9 +32,16 @@ pgbt_on_exit zram_reset
 
 # 6000 bios of 4 kB written with O_DIRECT to zram0 (0 if it cannot be used).
 bios_without_requests() {
-	zram_free && echo 64M >"$ZRAM/disksize" 2>/dev/null || { echo 0; return 0; }
+	if ! zram_free || ! echo 64M 2>/dev/null >"$ZRAM/disksize"; then
+		echo 0
+		return 0
+	fi
 	ZRAM_USED=1
-	dd if=/dev/zero of=/dev/zram0 bs=4k count=6000 oflag=direct status=none && echo 6000
+	if dd if=/dev/zero of=/dev/zram0 bs=4k count=6000 oflag=direct status=none; then
+		echo 6000
+	else
+		echo 0
+	fi
 	zram_reset
 }
 
