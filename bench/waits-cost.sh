@@ -18,7 +18,14 @@
 # WC_STRLEN (200: bpftrace's string size; 64 for scripts whose strings
 # pass bpftrace 0.17's BPF stack at 200, e.g. sorts, slow-queries),
 # WC_LOCK (1: hold /tmp/pgbt-e2e.lock as the bench does; 0: measure while
-# others' tests run, for BPF time only).
+# others' tests run, for BPF time only), WC_RATE (transactions per second
+# pgbench holds, -R; default none: as fast as it can), WC_BASE (a
+# variant, e.g. an idle bpftrace: each other variant's CPU time per
+# transaction less the base's of the same round, median and range).
+# At a fixed rate below what the machine can do, the CPUs are not
+# saturated: the CPU time the machine spends per transaction (user,
+# system, interrupts: /proc/stat, less steal) then counts the whole cost
+# of tracing, BPF, traps and the tracepoints' own work, where TPS cannot.
 # Each round runs every variant once, in an order that turns by one each
 # round; a window is one `pgbench -c 2 -j 2 -T WC_SECONDS` at scale 10,
 # started once the tracer has attached. Prints, per variant: ns per
@@ -62,6 +69,12 @@ for v in "$@"; do
 	names+=("$name") bts+=("$bt") files+=("$file")
 done
 
+# CPU time spent so far by all CPUs, in jiffies (/proc/stat: user, nice,
+# system, irq, softirq; not idle, iowait or steal).
+cpu_busy() {
+	awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8; exit }' /proc/stat
+}
+
 # "NS RUNS" of every BPF program bpftrace PID holds.
 bpf_mark() {
 	cat /proc/"$1"/fdinfo/* 2>/dev/null | awk '/^run_time_ns:/ { ns += $2 } /^run_cnt:/ { n += $2 }
@@ -69,7 +82,7 @@ bpf_mark() {
 }
 
 window() {
-	local i=$1 log=$out/${names[$1]}.log pid m0 m1 t0 t1 tps k
+	local i=$1 round=$2 log=$out/${names[$1]}.log pid m0 m1 t0 t1 c0 c1 tps xacts k
 	pgbt_bg env BPFTRACE_STRLEN="$WC_STRLEN" BPFTRACE_MAX_STRLEN="$WC_STRLEN" "${bts[$i]}" "${files[$i]}" >"$log" 2>&1
 	pid=$BG_PID
 	for ((k = 0; k < 300; k++)); do
@@ -81,39 +94,54 @@ window() {
 	local shape=()
 	[[ $WC_SHAPE == select ]] && shape=(-S)
 	[[ $WC_SHAPE == sort ]] && shape=(-f "$out/sort.sql")
-	m0=$(bpf_mark "$pid") t0=$EPOCHREALTIME
-	tps=$(cl_run pgbench -n "${shape[@]}" -c 2 -j 2 -T "$WC_SECONDS" 2>&1 |
-		sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -n 1)
-	m1=$(bpf_mark "$pid") t1=$EPOCHREALTIME
+	[[ -n ${WC_RATE:-} ]] && shape+=(-R "$WC_RATE")
+	m0=$(bpf_mark "$pid") t0=$EPOCHREALTIME c0=$(cpu_busy)
+	cl_run pgbench -n "${shape[@]}" -c 2 -j 2 -T "$WC_SECONDS" >"$out/pgbench.out" 2>&1
+	m1=$(bpf_mark "$pid") t1=$EPOCHREALTIME c1=$(cpu_busy)
+	tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$out/pgbench.out" | head -n 1)
+	xacts=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$out/pgbench.out")
 	pgbt_bg_stop "$pid" INT
-	awk -v n="${names[$i]}" -v a="$m0" -v b="$m1" -v t0="$t0" -v t1="$t1" -v tps="$tps" -v cpus="$(nproc)" 'BEGIN {
+	awk -v n="${names[$i]}" -v a="$m0" -v b="$m1" -v t0="$t0" -v t1="$t1" -v tps="$tps" -v cpus="$(nproc)" \
+		-v c="$((c1 - c0))" -v hz="$(getconf CLK_TCK)" -v xacts="${xacts:-0}" -v round="$round" 'BEGIN {
 		split(a, x); split(b, y); ns = y[1] - x[1]; runs = y[2] - x[2]; s = t1 - t0
-		printf "%s,%.0f,%.0f,%.3f,%.1f\n", n, runs ? ns / runs : 0, runs / s, 100 * ns / 1e9 / s / cpus, tps }' \
-		>>"$out/runs.csv"
+		printf "%s,%.0f,%.0f,%.3f,%.1f,%.1f,%d\n", n, runs ? ns / runs : 0, runs / s, 100 * ns / 1e9 / s / cpus, tps,
+			xacts ? c / hz * 1e6 / xacts : 0, round }' >>"$out/runs.csv"
 }
 
 # A small sort per transaction: 51 accounts in a range, by balance.
 printf '%s\n' '\set a random(1, 1000000 - 50)' \
 	'select abalance from pgbench_accounts where aid between :a and :a + 50 order by abalance;' >"$out/sort.sql"
 chmod 644 "$out/sort.sql"
-echo "variant,ns_per_run,runs_per_s,bpf_pct_cpus,tps" >"$out/runs.csv"
+echo "variant,ns_per_run,runs_per_s,bpf_pct_cpus,tps,cpu_us_per_xact,round" >"$out/runs.csv"
 n=${#names[@]}
 for ((r = 0; r < WC_ROUNDS; r++)); do
 	# TPC-B's dead rows, vacuumed between rounds, not inside a window.
 	cl_psql -c 'vacuum pgbench_branches, pgbench_tellers' >/dev/null
 	for ((j = 0; j < n; j++)); do
-		window $(((j + r) % n))
+		window $(((j + r) % n)) $((r + 1))
 	done
 	bench_log "round $((r + 1)) of $WC_ROUNDS"
 done
 cluster_stop
 
-echo "$WC_SCRIPT $WC_ARGS, $WC_SHAPE, $WC_ROUNDS windows of $WC_SECONDS s each, PostgreSQL $WC_BUILD ($out):"
-printf '%-10s %-18s %-12s %-10s %-16s %s\n' variant "ns/run (range)" "runs/s" "runs/xact" "BPF % of CPUs" "TPS (range)"
+echo "$WC_SCRIPT $WC_ARGS, $WC_SHAPE${WC_RATE:+ at $WC_RATE TPS}, $WC_ROUNDS windows of $WC_SECONDS s each, PostgreSQL $WC_BUILD ($out):"
+printf '%-10s %-18s %-12s %-10s %-16s %-22s %s\n' variant "ns/run (range)" "runs/s" "runs/xact" "BPF % of CPUs" "TPS (range)" \
+	"CPU us/xact (range)"
 for name in "${names[@]}"; do
 	awk -F, -v n="$name" 'NR > 1 && $1 == n { print }' "$out/runs.csv" >"$out/$name.csv"
 	med() { cut -d, -f"$1" "$out/$name.csv" | stat_median; }
 	rng() { printf '%s..%s' "$(cut -d, -f"$1" "$out/$name.csv" | stat_min)" "$(cut -d, -f"$1" "$out/$name.csv" | stat_max)"; }
-	printf '%-10s %-18s %-12s %-10s %-16s %s\n' "$name" "$(med 2) ($(rng 2))" "$(med 3)" \
-		"$(awk -F, '$5 > 0 { printf "%.2f\n", $3 / $5 }' "$out/$name.csv" | stat_median)" "$(med 4) ($(rng 4))" "$(med 5) ($(rng 5))"
+	printf '%-10s %-18s %-12s %-10s %-16s %-22s %s\n' "$name" "$(med 2) ($(rng 2))" "$(med 3)" \
+		"$(awk -F, '$5 > 0 { printf "%.2f\n", $3 / $5 }' "$out/$name.csv" | stat_median)" "$(med 4) ($(rng 4))" "$(med 5) ($(rng 5))" \
+		"$(med 6) ($(rng 6))"
 done
+if [[ -n ${WC_BASE:-} ]]; then
+	echo "CPU us per transaction more than $WC_BASE in the same round: median (range), rounds more"
+	for name in "${names[@]}"; do
+		[[ $name == "$WC_BASE" ]] && continue
+		awk -F, -v n="$name" -v b="$WC_BASE" 'NR > 1 && ($1 == n || $1 == b) { v[$7, $1] = $6; r[$7] = 1 }
+			END { for (k in r) if ((k, n) in v && (k, b) in v) print v[k, n] - v[k, b] }' "$out/runs.csv" >"$out/$name-diff"
+		printf '%-10s %s (%s..%s), %s of %s\n' "$name" "$(stat_median <"$out/$name-diff")" "$(stat_min <"$out/$name-diff")" \
+			"$(stat_max <"$out/$name-diff")" "$(awk '$1 > 0' "$out/$name-diff" | wc -l)" "$(wc -l <"$out/$name-diff")"
+	done
+fi
