@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_ALTS 4
 
@@ -826,6 +827,25 @@ int pgbt_eval_cond(struct pgbt_eval *ev, const char *cond_in, bool *ret, struct 
 	return rc;
 }
 
+/* Whether this machine's kernel has tracepoint CATEGORY:NAME (its
+ * directory under tracefs, mounted on its own or under debugfs); false
+ * where neither can say. */
+static bool kernel_has_tracepoint(const char *category, const char *name)
+{
+	static const char *const roots[] = { "/sys/kernel/tracing/events",
+					     "/sys/kernel/debug/tracing/events" };
+	char path[PATH_MAX];
+
+	if (!*category || !*name || strchr(category, '/') || strchr(name, '/'))
+		return false;
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s/%s", roots[i], category, name);
+		if (access(path, F_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
 /* cond: trimmed, and the function's to cut up. */
 static int eval_cond_in(struct pgbt_eval *ev, char *cond, bool *ret, struct pgbt_err *err)
 {
@@ -879,6 +899,15 @@ static int eval_cond_in(struct pgbt_eval *ev, char *cond, bool *ret, struct pgbt
 		}
 		free(args);
 		return colon ? 0 : pgbt_fail(err, "%s: usdt() needs PROVIDER:NAME", ev->scope.where);
+	}
+	if ((args = pgbt_call_args(cond, "tracepoint"))) {
+		char *colon = strchr(args, ':');
+		if (colon) {
+			*colon = '\0';
+			*ret = kernel_has_tracepoint(args, colon + 1);
+		}
+		free(args);
+		return colon ? 0 : pgbt_fail(err, "%s: tracepoint() needs CATEGORY:NAME", ev->scope.where);
 	}
 	if ((args = pgbt_call_args(cond, "symbol"))) {
 		*ret = pgbt_elf_symbol(ev->t->elf, args, &sym, &ignored) == 0;

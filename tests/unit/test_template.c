@@ -310,6 +310,14 @@ static void test_language(struct pgbt_target *t)
 	       NULL, "has .\n");
 	expect(t, HEADER "{{if major == 17}}{{if symbol(Nope)}}x{{else}}inner{{end}}{{end}}\n",
 	       NULL, "inner\n");
+	/* tracepoint(): this machine's tracefs; a category or name with a
+	 * slash names no tracepoint */
+	expect(t, HEADER "{{if tracepoint(nope:nothing)}}x{{else}}none{{end}}\n", NULL, "none\n");
+	expect(t, HEADER "{{if tracepoint(../..:events)}}x{{else}}none{{end}}\n", NULL, "none\n");
+	if (access("/sys/kernel/tracing/events/sched/sched_switch", F_OK) == 0)
+		expect(t, HEADER "{{if tracepoint(sched:sched_switch)}}has{{end}}\n", NULL, "has\n");
+	expect_error(t, HEADER "{{if tracepoint(sched_switch)}}x{{end}}\n", NULL,
+		     "tracepoint() needs CATEGORY:NAME");
 	expect(t, HEADER "//@ param m choice:a|b a mode\n{{if $m == b}}B{{else}}A{{end}}\n",
 	       "m=b", "B\n");
 	/* && binds tighter than ||; "!" applies to one operand */
