@@ -105,11 +105,11 @@ test_leg() {
 	if bt_start "$bt" "$out"; then
 		# The session sleeps on, so that its host PID can still be read.
 		local backend i session=$E2E_TMP/session-$v-$LEG_BT.out
-		printf 'select pg_backend_pid() as "%s";\nselect pg_sleep(1.2);\n' "$tag" |
+		printf 'select pg_backend_pid() as "%s";\nselect pg_sleep(2.5);\n' "$tag" |
 			cl_psql >"$session" &
 		for ((i = 0; i < 100; i++)); do [[ -s $session ]] && break; sleep 0.05; done
 		backend=$(cl_host_pid "$(head -n1 "$session")")
-		wait $!    # at least one interval tick
+		wait $!    # at least one interval tick (the first comes 1 s after attaching)
 		bt_stop
 		local got
 		got=$(cat "$out")
