@@ -62,6 +62,10 @@
 #                            RLIMIT_MEMLOCK, and bpftrace 0.23's "File
 #                            exists" when two CPUs count a new key at once
 #                            (its issue 4068; that one event is lost).
+#   check_bt_quiet WHAT FILE...
+#                            passes when bt_problems FILEs is empty; skips by
+#                            name when its only problems are libbcc's stray
+#                            closes (bt_stray_closes), fails otherwise.
 #   bt_recursion_misses [PID]
 #                            how many times the kernel skipped bpftrace PID's
 #                            programs (default BT_PID) because another BPF
@@ -172,6 +176,29 @@ bt_path() {
 # accounted for by check_count: bt_lost).
 bt_problems() {
 	grep -hi 'error\|warning' "$@" | grep -v 'RLIMIT_MEMLOCK\|WARNING: File exists$' || true
+}
+
+# bpftrace's "failed to close perf event FDs for probe: P" at exit says
+# P's perf event was closed before: libbcc 0.26 (Debian 12) and 0.31
+# (Debian 13) close a stray descriptor number while loading a process's
+# symbols (ustack, usym), and now and then it is one of bpftrace's (seen
+# here: about 1 run in 40 of shm-failures on 0.17 with its symbol cache,
+# most runs without it). The probe stopped there. Nothing a script can
+# avoid but naming no stacks; bcc fixed one such case in 0.33.
+bt_stray_closes() {
+	grep -h 'failed to close perf event FDs for probe' "$@" || true
+}
+
+check_bt_quiet() {
+	local what=$1; shift
+	local all stray
+	all=$(bt_problems "$@")
+	stray=$(bt_stray_closes "$@")
+	if [[ -n $all && $all == "$stray" ]]; then
+		skip "$what: libbcc closed bpftrace's perf event of $(sed 's/.*probe: //' <<<"$stray" | paste -sd, -) (a stray close while naming a stack: bt_stray_closes)"
+	else
+		check_empty "$what" "$all"
+	fi
 }
 
 # How many increments of map MAP (e.g. @us_by_db_user) bpftrace lost in
