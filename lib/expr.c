@@ -846,6 +846,27 @@ static bool kernel_has_tracepoint(const char *category, const char *name)
 	return false;
 }
 
+static bool has_usdt(struct pgbt_eval *ev, const char *provider, const char *name)
+{
+	return pgbt_usdt_find(&ev->t->usdt, provider, name) != NULL;
+}
+
+static bool has_tracepoint(struct pgbt_eval *ev, const char *category, const char *name)
+{
+	(void)ev;
+	return kernel_has_tracepoint(category, name);
+}
+
+/* The conditions FN(A:B): whether the binary or the kernel has it. */
+struct pair_cond {
+	const char *fn, *form;
+	bool (*has)(struct pgbt_eval *ev, const char *a, const char *b);
+};
+static const struct pair_cond pair_conds[] = {
+	{ "usdt", "PROVIDER:NAME", has_usdt },
+	{ "tracepoint", "CATEGORY:NAME", has_tracepoint },
+};
+
 /* cond: trimmed, and the function's to cut up. */
 static int eval_cond_in(struct pgbt_eval *ev, char *cond, bool *ret, struct pgbt_err *err)
 {
@@ -891,23 +912,18 @@ static int eval_cond_in(struct pgbt_eval *ev, char *cond, bool *ret, struct pgbt
 		if (rc <= 0)
 			return rc;
 	}
-	if ((args = pgbt_call_args(cond, "usdt"))) {
-		char *colon = strchr(args, ':');
-		if (colon) {
+	for (size_t i = 0; i < sizeof(pair_conds) / sizeof(pair_conds[0]); i++) {
+		const struct pair_cond *pc = &pair_conds[i];
+		char *colon;
+
+		if (!(args = pgbt_call_args(cond, pc->fn)))
+			continue;
+		if ((colon = strchr(args, ':'))) {
 			*colon = '\0';
-			*ret = pgbt_usdt_find(&ev->t->usdt, args, colon + 1) != NULL;
+			*ret = pc->has(ev, args, colon + 1);
 		}
 		free(args);
-		return colon ? 0 : pgbt_fail(err, "%s: usdt() needs PROVIDER:NAME", ev->scope.where);
-	}
-	if ((args = pgbt_call_args(cond, "tracepoint"))) {
-		char *colon = strchr(args, ':');
-		if (colon) {
-			*colon = '\0';
-			*ret = kernel_has_tracepoint(args, colon + 1);
-		}
-		free(args);
-		return colon ? 0 : pgbt_fail(err, "%s: tracepoint() needs CATEGORY:NAME", ev->scope.where);
+		return colon ? 0 : pgbt_fail(err, "%s: %s() needs %s", ev->scope.where, pc->fn, pc->form);
 	}
 	if ((args = pgbt_call_args(cond, "symbol"))) {
 		*ret = pgbt_elf_symbol(ev->t->elf, args, &sym, &ignored) == 0;

@@ -318,6 +318,8 @@ static void test_language(struct pgbt_target *t)
 		expect(t, HEADER "{{if tracepoint(sched:sched_switch)}}has{{end}}\n", NULL, "has\n");
 	expect_error(t, HEADER "{{if tracepoint(sched_switch)}}x{{end}}\n", NULL,
 		     "tracepoint() needs CATEGORY:NAME");
+	expect_error(t, HEADER "{{if usdt(query__start)}}x{{end}}\n", NULL,
+		     "usdt() needs PROVIDER:NAME");
 	expect(t, HEADER "//@ param m choice:a|b a mode\n{{if $m == b}}B{{else}}A{{end}}\n",
 	       "m=b", "B\n");
 	/* && binds tighter than ||; "!" applies to one operand */
