@@ -87,9 +87,12 @@ machine_facts() {
 }
 
 # build/calibrate, from bench/calibrate.c (make bench builds it too).
-calibrate_build() {
-	if [[ ! -x $BENCH_CALIBRATE || $BENCH_DIR/calibrate.c -nt $BENCH_CALIBRATE ]]; then
-		cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -o "$BENCH_CALIBRATE" "$BENCH_DIR/calibrate.c" ||
-			bench_die "cannot build $BENCH_CALIBRATE"
+# build/NAME (BIN) from bench/NAME.c, when missing or older than its source.
+bench_tool_build() {
+	local src=$BENCH_DIR/$1.c bin=$2
+	if [[ ! -x $bin || $src -nt $bin ]]; then
+		cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -o "$bin" "$src" || bench_die "cannot build $bin"
 	fi
 }
+
+calibrate_build() { bench_tool_build calibrate "$BENCH_CALIBRATE"; }

@@ -13,7 +13,7 @@ report_write() {
 	mkdir -p "$r"
 	[[ -f $BENCH_WORK/events.csv ]] && predict_write "$BENCH_WORK/prediction.csv"
 	if [[ $(cd "$r" && pwd) != $(cd "$BENCH_WORK" && pwd) ]]; then
-		for f in machine runs overhead probe-cost gen-speed events prediction; do
+		for f in machine runs overhead probe-cost exit-tax gen-speed events prediction; do
 			[[ -f $BENCH_WORK/$f.csv ]] && cp "$BENCH_WORK/$f.csv" "$r/$f.csv"
 		done
 	fi

@@ -26,6 +26,9 @@
 # saturated: the CPU time the machine spends per transaction (user,
 # system, interrupts: /proc/stat, less steal) then counts the whole cost
 # of tracing, BPF, traps and the tracepoints' own work, where TPS cannot.
+# There too, a transaction's own latency (pgbench's, less its schedule
+# lag) shows costs paid while a CPU idles, which no CPU time counts
+# (e.g. a hypervisor's work on each halt: halts/xact, cpuidle's count).
 # Each round runs every variant once, in an order that turns by one each
 # round; a window is one `pgbench -c 2 -j 2 -T WC_SECONDS` at scale 10,
 # started once the tracer has attached. Prints, per variant: ns per
@@ -75,6 +78,16 @@ cpu_busy() {
 	awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8; exit }' /proc/stat
 }
 
+# Entries into idle states that halt the CPU (cpuidle's states but POLL),
+# all CPUs: on a VM each is an exit to the hypervisor and a wakeup later.
+cpu_halts() {
+	local f sum=0
+	for f in /sys/devices/system/cpu/cpu[0-9]*/cpuidle/state[0-9]*; do
+		[[ -r $f/name && $(<"$f/name") != POLL ]] && sum=$((sum + $(<"$f/usage")))
+	done
+	echo "$sum"
+}
+
 # "NS RUNS" of every BPF program bpftrace PID holds.
 bpf_mark() {
 	cat /proc/"$1"/fdinfo/* 2>/dev/null | awk '/^run_time_ns:/ { ns += $2 } /^run_cnt:/ { n += $2 }
@@ -82,7 +95,7 @@ bpf_mark() {
 }
 
 window() {
-	local i=$1 round=$2 log=$out/${names[$1]}.log pid m0 m1 t0 t1 c0 c1 tps xacts k
+	local i=$1 round=$2 log=$out/${names[$1]}.log pid m0 m1 t0 t1 c0 c1 h0 h1 tps xacts lat lag k
 	pgbt_bg env BPFTRACE_STRLEN="$WC_STRLEN" BPFTRACE_MAX_STRLEN="$WC_STRLEN" "${bts[$i]}" "${files[$i]}" >"$log" 2>&1
 	pid=$BG_PID
 	for ((k = 0; k < 300; k++)); do
@@ -95,24 +108,29 @@ window() {
 	[[ $WC_SHAPE == select ]] && shape=(-S)
 	[[ $WC_SHAPE == sort ]] && shape=(-f "$out/sort.sql")
 	[[ -n ${WC_RATE:-} ]] && shape+=(-R "$WC_RATE")
-	m0=$(bpf_mark "$pid") t0=$EPOCHREALTIME c0=$(cpu_busy)
+	m0=$(bpf_mark "$pid") t0=$EPOCHREALTIME c0=$(cpu_busy) h0=$(cpu_halts)
 	cl_run pgbench -n "${shape[@]}" -c 2 -j 2 -T "$WC_SECONDS" >"$out/pgbench.out" 2>&1
-	m1=$(bpf_mark "$pid") t1=$EPOCHREALTIME c1=$(cpu_busy)
+	m1=$(bpf_mark "$pid") t1=$EPOCHREALTIME c1=$(cpu_busy) h1=$(cpu_halts)
 	tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$out/pgbench.out" | head -n 1)
 	xacts=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$out/pgbench.out")
+	# A transaction's own latency: with -R, pgbench's average less the
+	# wait for its scheduled start.
+	lat=$(sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' "$out/pgbench.out")
+	lag=$(sed -n 's/^rate limit schedule lag: avg \([0-9.]*\) .*/\1/p' "$out/pgbench.out")
 	pgbt_bg_stop "$pid" INT
 	awk -v n="${names[$i]}" -v a="$m0" -v b="$m1" -v t0="$t0" -v t1="$t1" -v tps="$tps" -v cpus="$(nproc)" \
-		-v c="$((c1 - c0))" -v hz="$(getconf CLK_TCK)" -v xacts="${xacts:-0}" -v round="$round" 'BEGIN {
+		-v c="$((c1 - c0))" -v hz="$(getconf CLK_TCK)" -v xacts="${xacts:-0}" -v round="$round" \
+		-v h="$((h1 - h0))" -v lat="${lat:-0}" -v lag="${lag:-0}" 'BEGIN {
 		split(a, x); split(b, y); ns = y[1] - x[1]; runs = y[2] - x[2]; s = t1 - t0
-		printf "%s,%.0f,%.0f,%.3f,%.1f,%.1f,%d\n", n, runs ? ns / runs : 0, runs / s, 100 * ns / 1e9 / s / cpus, tps,
-			xacts ? c / hz * 1e6 / xacts : 0, round }' >>"$out/runs.csv"
+		printf "%s,%.0f,%.0f,%.3f,%.1f,%.1f,%d,%.2f,%.0f\n", n, runs ? ns / runs : 0, runs / s, 100 * ns / 1e9 / s / cpus, tps,
+			xacts ? c / hz * 1e6 / xacts : 0, round, xacts ? h / xacts : 0, (lat - lag) * 1000 }' >>"$out/runs.csv"
 }
 
 # A small sort per transaction: 51 accounts in a range, by balance.
 printf '%s\n' '\set a random(1, 1000000 - 50)' \
 	'select abalance from pgbench_accounts where aid between :a and :a + 50 order by abalance;' >"$out/sort.sql"
 chmod 644 "$out/sort.sql"
-echo "variant,ns_per_run,runs_per_s,bpf_pct_cpus,tps,cpu_us_per_xact,round" >"$out/runs.csv"
+echo "variant,ns_per_run,runs_per_s,bpf_pct_cpus,tps,cpu_us_per_xact,round,halts_per_xact,latency_us" >"$out/runs.csv"
 n=${#names[@]}
 for ((r = 0; r < WC_ROUNDS; r++)); do
 	# TPC-B's dead rows, vacuumed between rounds, not inside a window.
@@ -125,23 +143,30 @@ done
 cluster_stop
 
 echo "$WC_SCRIPT $WC_ARGS, $WC_SHAPE${WC_RATE:+ at $WC_RATE TPS}, $WC_ROUNDS windows of $WC_SECONDS s each, PostgreSQL $WC_BUILD ($out):"
-printf '%-10s %-18s %-12s %-10s %-16s %-22s %s\n' variant "ns/run (range)" "runs/s" "runs/xact" "BPF % of CPUs" "TPS (range)" \
-	"CPU us/xact (range)"
+printf '%-10s %-18s %-12s %-10s %-16s %-22s %-20s %-10s %s\n' variant "ns/run (range)" "runs/s" "runs/xact" "BPF % of CPUs" "TPS (range)" \
+	"CPU us/xact (range)" "halts/xact" "latency us (range)"
 for name in "${names[@]}"; do
 	awk -F, -v n="$name" 'NR > 1 && $1 == n { print }' "$out/runs.csv" >"$out/$name.csv"
 	med() { cut -d, -f"$1" "$out/$name.csv" | stat_median; }
 	rng() { printf '%s..%s' "$(cut -d, -f"$1" "$out/$name.csv" | stat_min)" "$(cut -d, -f"$1" "$out/$name.csv" | stat_max)"; }
-	printf '%-10s %-18s %-12s %-10s %-16s %-22s %s\n' "$name" "$(med 2) ($(rng 2))" "$(med 3)" \
+	printf '%-10s %-18s %-12s %-10s %-16s %-22s %-20s %-10s %s\n' "$name" "$(med 2) ($(rng 2))" "$(med 3)" \
 		"$(awk -F, '$5 > 0 { printf "%.2f\n", $3 / $5 }' "$out/$name.csv" | stat_median)" "$(med 4) ($(rng 4))" "$(med 5) ($(rng 5))" \
-		"$(med 6) ($(rng 6))"
+		"$(med 6) ($(rng 6))" "$(med 8)" "$(med 9) ($(rng 9))"
 done
-if [[ -n ${WC_BASE:-} ]]; then
-	echo "CPU us per transaction more than $WC_BASE in the same round: median (range), rounds more"
+# Per variant, COLUMN of runs.csv less the base variant's in the same
+# round: median (range), rounds more.
+base_diff() {
+	local col=$1 what=$2 name
+	echo "$what more than $WC_BASE in the same round: median (range), rounds more"
 	for name in "${names[@]}"; do
 		[[ $name == "$WC_BASE" ]] && continue
-		awk -F, -v n="$name" -v b="$WC_BASE" 'NR > 1 && ($1 == n || $1 == b) { v[$7, $1] = $6; r[$7] = 1 }
+		awk -F, -v n="$name" -v b="$WC_BASE" -v c="$col" 'NR > 1 && ($1 == n || $1 == b) { v[$7, $1] = $c; r[$7] = 1 }
 			END { for (k in r) if ((k, n) in v && (k, b) in v) print v[k, n] - v[k, b] }' "$out/runs.csv" >"$out/$name-diff"
 		printf '%-10s %s (%s..%s), %s of %s\n' "$name" "$(stat_median <"$out/$name-diff")" "$(stat_min <"$out/$name-diff")" \
 			"$(stat_max <"$out/$name-diff")" "$(awk '$1 > 0' "$out/$name-diff" | wc -l)" "$(wc -l <"$out/$name-diff")"
 	done
+}
+if [[ -n ${WC_BASE:-} ]]; then
+	base_diff 6 "CPU us per transaction"
+	[[ -n ${WC_RATE:-} ]] && base_diff 9 "Latency us per transaction"
 fi
