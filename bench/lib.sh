@@ -86,8 +86,7 @@ machine_facts() {
 		"$BENCH_SECONDS" "$BENCH_ROUNDS" "$BENCH_ROUNDS_CHECK" "$BENCH_WARMUP" "$BENCH_CLIENTS" "$BENCH_THREADS" "${BENCH_QUICK:-0}"
 }
 
-# build/calibrate, from bench/calibrate.c (make bench builds it too).
-# build/NAME (BIN) from bench/NAME.c, when missing or older than its source.
+# BIN from bench/NAME.c, when missing or older than its source.
 bench_tool_build() {
 	local src=$BENCH_DIR/$1.c bin=$2
 	if [[ ! -x $bin || $src -nt $bin ]]; then
@@ -95,4 +94,5 @@ bench_tool_build() {
 	fi
 }
 
+# build/calibrate, from bench/calibrate.c (make bench builds it too).
 calibrate_build() { bench_tool_build calibrate "$BENCH_CALIBRATE"; }

@@ -182,9 +182,10 @@ bt_problems() {
 # P's perf event was closed before: libbcc 0.26 (Debian 12) and 0.31
 # (Debian 13) close a stray descriptor number while loading a process's
 # symbols (ustack, usym), and now and then it is one of bpftrace's (seen
-# here: about 1 run in 40 of shm-failures on 0.17 with its symbol cache,
-# most runs without it). The probe stopped there. Nothing a script can
-# avoid but naming no stacks; bcc fixed one such case in 0.33.
+# here: about 1 run in 100 of shm-failures on 0.17 with its symbol
+# cache, most runs on one build without it). The probe stopped there.
+# Nothing a script can avoid but naming no stacks; bcc fixed one such
+# case in 0.33.
 bt_stray_closes() {
 	grep -h 'failed to close perf event FDs for probe' "$@" || true
 }
