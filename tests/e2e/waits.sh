@@ -89,24 +89,27 @@ test_leg() {
 	render waits-by-query waits-by-query
 	render offcpu-stacks offcpu-stacks
 	check_contains "$LEG: waits says what it uses" "$(cat "$E2E_TMP/waits.bt")" "through sched_switch"
-	bt_start "$E2E_TMP/waits.bt" "$E2E_TMP/waits.out"
+	# Launched together, so they compile side by side.
+	bt_launch "$E2E_TMP/waits.bt" "$E2E_TMP/waits.out"
 	local bt_waits=$BT_PID
-	bt_start "$E2E_TMP/waits-nopid.bt" "$E2E_TMP/waits-nopid.out"
+	bt_launch "$E2E_TMP/waits-nopid.bt" "$E2E_TMP/waits-nopid.out"
 	local bt_nopid=$BT_PID
-	bt_start "$E2E_TMP/waits-interval.bt" "$E2E_TMP/waits-interval.out"
+	bt_launch "$E2E_TMP/waits-interval.bt" "$E2E_TMP/waits-interval.out"
 	local bt_interval=$BT_PID
-	# waits-by-query with strings of 200 bytes (bt_start) and of 64.
-	bt_start "$E2E_TMP/waits-by-query.bt" "$E2E_TMP/waits-by-query.out"
+	# waits-by-query with strings of 200 bytes (the default) and of 64.
+	bt_launch "$E2E_TMP/waits-by-query.bt" "$E2E_TMP/waits-by-query.out"
 	local bt_query=$BT_PID
-	BT_STRLEN=64 bt_start "$E2E_TMP/waits-by-query.bt" "$E2E_TMP/waits-by-query-64.out"
+	BT_STRLEN=64 bt_launch "$E2E_TMP/waits-by-query.bt" "$E2E_TMP/waits-by-query-64.out"
 	local bt_query64=$BT_PID
 	local bt_queryid=
 	if [[ -n $qids ]]; then
-		bt_start "$E2E_TMP/waits-by-queryid.bt" "$E2E_TMP/waits-by-queryid.out"
+		bt_launch "$E2E_TMP/waits-by-queryid.bt" "$E2E_TMP/waits-by-queryid.out"
 		bt_queryid=$BT_PID
 	fi
-	bt_start "$E2E_TMP/offcpu-stacks.bt" "$E2E_TMP/offcpu-stacks.out"
+	bt_launch "$E2E_TMP/offcpu-stacks.bt" "$E2E_TMP/offcpu-stacks.out"
 	local bt_stacks=$BT_PID
+	local bts=("$bt_waits" "$bt_nopid" "$bt_interval" "$bt_query" "$bt_query64" $bt_queryid "$bt_stacks")
+	bt_attached "${bts[@]}" || { bt_stop "${bts[@]}"; cluster_stop; return 0; }
 
 	# A: a session fed through a fifo, so the test decides when it commits.
 	local pgdir=$E2E_TMP/a-$LEG_BUILD-$LEG_BT afd a_pid
@@ -167,8 +170,7 @@ test_leg() {
 	exec {afd}>&-
 	wait "$a_bg" || true
 	sleep 0.3
-	bt_stop "$bt_waits"; bt_stop "$bt_query"; bt_stop "$bt_query64"; [[ -z $bt_queryid ]] || bt_stop "$bt_queryid"
-	bt_stop "$bt_stacks"; bt_stop "$bt_nopid"; bt_stop "$bt_interval"
+	bt_stop "${bts[@]}"
 
 	local out=$E2E_TMP/waits.out
 	check_near "$LEG: S: ms in Timeout:PgSleep" "$(ms_of @wait_us_by_pid "$out" "$s_pid" Timeout:PgSleep)" 500 "$TOL_MS"

@@ -71,11 +71,17 @@
 #                            programs (default BT_PID) because another BPF
 #                            program ran on that CPU: tracepoint programs do
 #                            not nest (the recursion_misses of its program fds).
-#   bt_stop [PID]            SIGINT (END blocks print), wait for the exit,
-#                            then SIGKILL and fail. Default PID: BT_PID.
-#                            The wait grows with the probes attached (see
-#                            bt_stop); the failure says how long it waited
-#                            and what bpftrace was doing.
+#   bt_launch SCRIPT_FILE OUTFILE
+#   bt_attached PID...       bt_start in two halves, so that several
+#                            bpftraces compile side by side: bt_launch
+#                            starts one (sets BT_PID), bt_attached waits
+#                            until each has attached (returns 1, after
+#                            fail, if one did not).
+#   bt_stop [PID...]         SIGINT (END blocks print) to each, wait for
+#                            their exits, then SIGKILL and fail. Default
+#                            PID: BT_PID. The wait grows with the probes
+#                            attached (see bt_stop); the failure says how
+#                            long it waited and what bpftrace was doing.
 #   wait_sql SQL [WANT]      waits up to 30 s for SQL (cl_psql, the current
 #                            cluster) to print WANT (default 1); returns 1
 #                            if it never does.
@@ -131,6 +137,7 @@ watchpoints_fire() {
 declare -g E2E_PASSED=0 E2E_FAILED=0 E2E_SKIPPED=0 E2E_DONE= E2E_ERR= BT_PID=
 declare -g LEG= LEG_BUILD= LEG_BT= E2E_LEGS_USED=
 declare -gA _BT_PROBES=()    # bpftrace PID -> N of its "Attaching N probes..."
+declare -gA _BT_OUT=() _BT_SCRIPT=()    # bpftrace PID -> its output file, its script
 E2E_TMP=$(mktemp -d /tmp/pgbt-e2e.XXXXXX)
 chmod 755 "$E2E_TMP"
 
@@ -278,6 +285,7 @@ e2e_legs_checked() {
 leg_use() {
 	local leg=${1:?usage: leg_use BUILD/BPFTRACE} why path version
 	E2E_LEGS_USED=1
+	_e2e_leg_begin "$leg"
 	LEG_BUILD=${leg%%/*} LEG_BT=${leg#*/}
 	[[ $leg == */* ]] || LEG_BT=system
 	LEG="$LEG_BUILD/$LEG_BT"
@@ -374,36 +382,55 @@ e2e_done() {
 }
 
 bt_start() {
-	local script=${1:?usage: bt_start SCRIPT_FILE OUTFILE} out=${2:?usage: bt_start SCRIPT_FILE OUTFILE}
-	local i
-	[[ -r $script ]] || { fail "bt_start: cannot read script $script"; return 1; }
+	bt_launch "$@" && bt_attached "$BT_PID"
+}
+
+bt_launch() {
+	local script=${1:?usage: bt_launch SCRIPT_FILE OUTFILE} out=${2:?usage: bt_launch SCRIPT_FILE OUTFILE}
+	[[ -r $script ]] || { fail "bt_launch: cannot read script $script"; return 1; }
 	: >"$out"
 	# shellcheck disable=SC2086  # BT_FLAGS: words for bpftrace (-f json)
 	pgbt_bg env $(bt_strlen_env "${BT_STRLEN:-200}") "$PGBT_BPFTRACE" ${BT_FLAGS:-} "$script" >"$out" 2>&1
 	BT_PID=$BG_PID
-	for ((i = 0; i < 300; i++)); do
+	_BT_OUT[$BT_PID]=$out _BT_SCRIPT[$BT_PID]=$script
+}
+
+bt_attached() {
+	local pid rc=0 deadline
+	# 30 s for one; compiling several at once shares the CPUs.
+	deadline=$((${EPOCHREALTIME/./} + (30 + 10 * ($# - 1)) * 1000000))
+	for pid; do
+		_bt_wait_attached "$pid" "$deadline" || rc=1
+	done
+	return $rc
+}
+
+_bt_wait_attached() {
+	local pid=$1 deadline=$2 out=${_BT_OUT[$1]} script=${_BT_SCRIPT[$1]}
+	while :; do
 		# "Attaching" comes before the probes are live, BEGIN's output
 		# too; bpftrace waits in epoll_wait only in its event loop, which
 		# it enters once every probe is attached.
 		if grep -q 'Attaching\|"attached_probes"' "$out" &&
-			[[ $(cat "/proc/$BT_PID/wchan" 2>/dev/null) == do_epoll_wait ]]; then
-			_BT_PROBES[$BT_PID]=$(sed -n 's/^Attaching \([0-9]*\) probe.*/\1/p; s/.*"probes": \([0-9]*\).*/\1/p' \
+			[[ $(cat "/proc/$pid/wchan" 2>/dev/null) == do_epoll_wait ]]; then
+			_BT_PROBES[$pid]=$(sed -n 's/^Attaching \([0-9]*\) probe.*/\1/p; s/.*"probes": \([0-9]*\).*/\1/p' \
 				"$out" | head -n 1)
 			return 0
 		fi
-		if ! pgbt_alive "$BT_PID"; then
+		if ! pgbt_alive "$pid"; then
 			local st=0
-			wait "$BT_PID" 2>/dev/null || st=$?
+			wait "$pid" 2>/dev/null || st=$?
 			fail "bt_start: bpftrace $script exited (status $st) before attaching:"
 			_e2e_show "$(cat "$out")"
-			pgbt_bg_stop "$BT_PID"
+			pgbt_bg_stop "$pid"
 			return 1
 		fi
+		((${EPOCHREALTIME/./} < deadline)) || break
 		sleep 0.1
 	done
-	fail "bt_start: bpftrace $script did not attach within 30 s:"
+	fail "bt_start: bpftrace $script did not attach in time:"
 	_e2e_show "$(cat "$out")"
-	pgbt_bg_stop "$BT_PID" KILL
+	pgbt_bg_stop "$pid" KILL
 	return 1
 }
 
@@ -448,14 +475,30 @@ bt_recursion_misses() {
 }
 
 bt_stop() {
-	local pid=${1:-$BT_PID}
-	[[ -n $pid ]] || { fail "bt_stop: no bpftrace running (bt_start first)"; return 0; }
-	local probes=${_BT_PROBES[$pid]:-0} limit_ds t0 ds fds0 fds wchan sent=1 last=0
+	local pids=("$@") pid probes=0
+	((${#pids[@]})) || pids=("$BT_PID")
+	[[ -n ${pids[0]} ]] || { fail "bt_stop: no bpftrace running (bt_start first)"; return 0; }
+	# All are signalled first, so they detach side by side; each waits as
+	# long as the probes of all of them take.
+	for pid in "${pids[@]}"; do probes=$((probes + ${_BT_PROBES[$pid]:-0})); done
+	local -A t0=() fds0=()
+	for pid in "${pids[@]}"; do
+		fds0[$pid]=$(_bt_perf_fds "$pid")
+		t0[$pid]=$(date +%s%N)
+		kill -INT "$pid" 2>/dev/null || true
+	done
+	for pid in "${pids[@]}"; do
+		_bt_stop_wait "$pid" "${t0[$pid]}" "${fds0[$pid]}" "$probes"
+	done
+	return 0
+}
+
+# Waits for bpftrace PID, sent SIGINT at T0 (ns) with FDS0 perf events
+# open, to exit: as long as PROBES probes take to detach (see above).
+_bt_stop_wait() {
+	local pid=$1 t0=$2 fds0=$3 probes=$4 limit_ds ds fds wchan sent=1 last=0
 	limit_ds=$(awk -v b="$_BT_STOP_BASE_S" -v p="$_BT_STOP_PER_PROBE_S" -v n="$probes" \
 		'BEGIN { printf "%d", (b + p * n) * 10 }')
-	fds0=$(_bt_perf_fds "$pid")
-	t0=$(date +%s%N)
-	kill -INT "$pid" 2>/dev/null || true
 	while pgbt_alive "$pid"; do
 		ds=$((($(date +%s%N) - t0) / 100000000))
 		((ds >= limit_ds)) && break
@@ -474,13 +517,13 @@ bt_stop() {
 	if pgbt_alive "$pid"; then
 		wchan=$(cat "/proc/$pid/wchan" 2>/dev/null) || true
 		fds=$(_bt_perf_fds "$pid")
-		fail "bt_stop: bpftrace (pid $pid, $probes probes) still running $((limit_ds / 10)) s after SIGINT (sent $sent times), in ${wchan:-?} with $fds of its $fds0 perf events still open; killed"
+		fail "bt_stop: bpftrace (pid $pid, ${_BT_PROBES[$pid]:-0} probes) still running $((limit_ds / 10)) s after SIGINT (sent $sent times), in ${wchan:-?} with $fds of its $fds0 perf events still open; killed"
 		_e2e_show "$(cat "/proc/$pid/stack" 2>/dev/null)"
 		pgbt_bg_stop "$pid" KILL
 	else
 		pgbt_bg_stop "$pid"    # reaps it and forgets it
 	fi
-	unset "_BT_PROBES[$pid]"
+	unset "_BT_PROBES[$pid]" "_BT_OUT[$pid]" "_BT_SCRIPT[$pid]"
 	[[ $pid == "$BT_PID" ]] && BT_PID=
 	return 0
 }
@@ -553,3 +596,5 @@ wait_sql() {
 bt_map() {
 	awk -v k="@$2${3:+[$3]}:" 'index($0, k) == 1 { v = $NF } END { print v }' "$1"
 }
+
+source "$(dirname "${BASH_SOURCE[0]}")/e2e-times.sh"
