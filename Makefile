@@ -180,11 +180,17 @@ test-deps:
 	for m in 14 16; do \
 	  tests/setup/embedded-postgres.sh $$m >/dev/null || [ $$? -eq 3 ] || exit 1; done
 
+# Every part runs even when one fails, so one failure shows every other;
+# the status is non-zero if any failed, and the last line names them.
+TEST_JOBS ?= 2
 check: test-deps
 	$(MAKE) unit
-	PGBT_BYSTANDERS=1 tests/run
-	$(MAKE) unit-asan
-	$(MAKE) fuzz FUZZ_SECONDS=15
+	@failed=; \
+	PGBT_BYSTANDERS=1 PGBT_TEST_JOBS=$(TEST_JOBS) tests/run || failed="$$failed tests/run"; \
+	$(MAKE) unit-asan || failed="$$failed unit-asan"; \
+	$(MAKE) fuzz FUZZ_SECONDS=15 || failed="$$failed fuzz"; \
+	if [ -n "$$failed" ]; then echo "make check: failed:$$failed" >&2; exit 1; fi; \
+	echo "make check: tests/run, unit-asan and fuzz passed"
 
 demo:
 	tests/setup/install-deps.sh
