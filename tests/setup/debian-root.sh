@@ -7,6 +7,9 @@
 #   tests/setup/debian-root.sh trixie     bpftrace 0.23, postgresql-17 (+ its
 #                                         server headers), as Debian 13 ships
 #   tests/setup/debian-root.sh bullseye   postgresql-13, as Debian 11 ships
+#   tests/setup/debian-root.sh sid        bpftrace as Debian unstable ships it
+#                                         (0.27.1 on 2026-11-27; sid moves:
+#                                         ROOT/.pgbt-root names what it got)
 #
 # Packages come from the suite as it is today (no pinned version that the
 # registry could stop serving); the root records what it got in
@@ -18,23 +21,24 @@ suite=${1:?usage: debian-root.sh SUITE}
 case "$suite" in
   trixie)   packages=bpftrace,postgresql-17,postgresql-server-dev-17 ;;
   bullseye) packages=postgresql-13,postgresql-server-dev-13 ;;
-  *) echo "debian-root: no package set for suite '$suite' (known: trixie, bullseye)" >&2; exit 2 ;;
+  sid)      packages=bpftrace ;;
+  *) echo "debian-root: no package set for suite '$suite' (known: trixie, bullseye, sid)" >&2; exit 2 ;;
 esac
 
 cache=${PGBT_CACHE:-/var/cache/pgbt}
 root=$cache/root-$suite
 marker=$root/.pgbt-root
 
-# trixie's bpftrace, runnable on the host through the root's own loader
-# and libraries: $PGBT_CACHE/bin/bpftrace-trixie.
+# The root's bpftrace, runnable on the host through the root's own loader
+# and libraries: $PGBT_CACHE/bin/bpftrace-SUITE (trixie, sid).
 write_wrapper() {
-  [ "$suite" = trixie ] || return 0
+  case "$suite" in trixie|sid) ;; *) return 0 ;; esac
   mkdir -p "$cache/bin"
-  printf '%s\n' '#!/bin/sh' "# Debian 13's bpftrace from $root, with that root's libraries." \
+  printf '%s\n' '#!/bin/sh' "# Debian $suite's bpftrace from $root, with that root's libraries." \
     "exec \"$root/lib64/ld-linux-x86-64.so.2\" --library-path \"$root/usr/lib/x86_64-linux-gnu\" \"$root/usr/bin/bpftrace\" \"\$@\"" \
-    >"$cache/bin/bpftrace-trixie.new"
-  chmod 755 "$cache/bin/bpftrace-trixie.new"
-  mv "$cache/bin/bpftrace-trixie.new" "$cache/bin/bpftrace-trixie"
+    >"$cache/bin/bpftrace-$suite.new"
+  chmod 755 "$cache/bin/bpftrace-$suite.new"
+  mv "$cache/bin/bpftrace-$suite.new" "$cache/bin/bpftrace-$suite"
 }
 
 if [ -f "$marker" ] && grep -qxF "packages $packages" "$marker"; then
