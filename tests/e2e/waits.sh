@@ -52,6 +52,29 @@ id_ms() {
 		END { printf "%d\n", s / 1000 }' "$1"
 }
 
+# "STATE CPU_MS SWITCHES" of the cluster's process PID: its scheduler state
+# (S: asleep), CPU time and voluntary switches so far, so a wait the
+# scripts did not see can be told from one that never left the CPU.
+task_now() {
+	local host st cpu vcs
+	host=$(cl_host_pid "$1") || { echo "? ? ?"; return 0; }
+	st=$(awk '$1 == "State:" { print $2 }' "/proc/$host/status" 2>/dev/null)
+	read -r cpu _ <"/proc/$host/schedstat" 2>/dev/null || cpu=0
+	vcs=$(awk '$1 == "voluntary_ctxt_switches:" { print $2 }' "/proc/$host/status" 2>/dev/null)
+	echo "${st:-?} $((cpu / 1000000)) ${vcs:-?}"
+}
+
+# Checks that waiter WHO slept through its wait, from task_now's readings
+# at its first sight (BEFORE) and just before its release (AFTER): asleep
+# both times, with at most a few ms on CPU between.
+check_slept() {
+	local who=$1 before=$2 after=$3 st0 cpu0 vcs0 st1 cpu1 vcs1
+	read -r st0 cpu0 vcs0 <<<"$before"
+	read -r st1 cpu1 vcs1 <<<"$after"
+	check_eq "$LEG: $who sleeps while it waits (state, CPU ms, voluntary switches: $before, then $after)" \
+		"$st0 $st1 $(( ${cpu1/\?/0} - ${cpu0/\?/0} <= 20 ))" "S S 1"
+}
+
 # pg_stat_activity.query_id of PID (what waits-by-query by=queryid keys by).
 query_id() {
 	cl_psql -c "select query_id from pg_stat_activity where pid = $1"
@@ -145,8 +168,11 @@ test_leg() {
 	local t0=$EPOCHREALTIME
 	check_eq "$LEG: pg_stat_activity names B's wait" "$(psa_wait "$b_pid" Lock:transactionid)" Lock:transactionid
 	[[ -z $qids ]] || b_qid=$(query_id "$b_pid")
+	local b_before
+	b_before=$(task_now "$b_pid")
 	check_eq "$LEG: pg_stat_activity names idle A's wait" "$(psa_wait "$a_pid" Client:ClientRead)" Client:ClientRead
 	sleep 0.7
+	check_slept B "$b_before" "$(task_now "$b_pid")"
 	echo "commit;" >&$afd
 	# B waited from between its launch and t0 (when a poll saw it waiting)
 	# to the commit: the middle of that span, give or take half of it.
@@ -162,7 +188,10 @@ test_leg() {
 	t0=$EPOCHREALTIME
 	check_eq "$LEG: pg_stat_activity names C's wait" "$(psa_wait "$c_pid" Lock:advisory)" Lock:advisory
 	[[ -z $qids ]] || c_qid=$(query_id "$c_pid")
+	local c_before
+	c_before=$(task_now "$c_pid")
 	sleep 0.4
+	check_slept C "$c_before" "$(task_now "$c_pid")"
 	echo "select pg_advisory_unlock(42);" >&$afd
 	local c_ms c_tol
 	read -r c_ms c_tol < <(wait_span "$t_launch" "$t0")
@@ -170,6 +199,12 @@ test_leg() {
 	exec {afd}>&-
 	wait "$a_bg" || true
 	sleep 0.3
+	# Switches the kernel ran none of these programs for (another BPF
+	# program running on that CPU): a wait all the scripts missed at once
+	# would show here.
+	local pid misses=
+	for pid in "${bts[@]}"; do misses+=" $(bt_recursion_misses "$pid")"; done
+	echo "$LEG: recursion misses of the seven scripts:$misses" >&2
 	bt_stop "${bts[@]}"
 
 	local out=$E2E_TMP/waits.out

@@ -98,7 +98,8 @@
 #   jobs_wait                waits for every job of jobs_run.
 #   E2E_TMP                  a scratch dir for this test (mode 755, so postgres
 #                            can read files in it), removed at exit unless
-#                            PGBT_KEEP_TMP=1.
+#                            PGBT_KEEP_TMP=1 or a check failed (kept then
+#                            unless PGBT_KEEP_TMP=0).
 #   PGBT_GEN                 absolute path of build/pgbt-gen (env overrides).
 #
 # Checks always return 0, so one failed check does not end the test; any
@@ -568,7 +569,9 @@ trap '_e2e_on_err $? "$BASH_COMMAND" "${BASH_SOURCE[0]##*/}:$LINENO"' ERR
 # Called by cluster.sh's EXIT trap after clusters and processes are gone.
 _e2e_exit_hook() {
 	local status=$1
-	if [[ ${PGBT_KEEP_TMP:-} == 1 ]]; then
+	# A failure's bpftrace output is what explains it: kept unless told not
+	# to (PGBT_KEEP_TMP=0), and always with PGBT_KEEP_TMP=1.
+	if [[ ${PGBT_KEEP_TMP:-} == 1 || ( ${PGBT_KEEP_TMP:-} != 0 && $E2E_FAILED -gt 0 ) ]]; then
 		echo "e2e: kept $E2E_TMP" >&2
 	else
 		rm -rf "$E2E_TMP"
