@@ -173,12 +173,7 @@ deb:
 # A source build whose source cannot be had (or a package that cannot be
 # had) exits 3: its tests are skipped, by name, not passed.
 test-deps:
-	tests/setup/install-deps.sh
-	for s in trixie bullseye; do tests/setup/debian-root.sh $$s >/dev/null || exit 1; done
-	for b in 13 15 17 18 18-waitprobes; do \
-	  tests/setup/build-postgres.sh $$b >/dev/null || [ $$? -eq 3 ] || exit 1; done
-	for m in 14 16; do \
-	  tests/setup/embedded-postgres.sh $$m >/dev/null || [ $$? -eq 3 ] || exit 1; done
+	tests/setup/all.sh
 
 # Every part runs even when one fails, so one failure shows every other;
 # the status is non-zero if any failed, and the last line names them.

@@ -18,7 +18,8 @@
 # and say why), and exit status 3. Any other failure is exit status 1.
 #
 # PGBT_BUILD_UNTIL=configure stops after a successful configure (nothing is
-# installed): tests/setup/check-fresh.sh proves downloads and configure
+# installed), PGBT_BUILD_UNTIL=source once the source is fetched (and
+# patched): tests/setup/check-fresh.sh proves downloads and configure
 # steps that way, in an empty cache.
 set -euo pipefail
 # Run from make, PostgreSQL's makefiles would inherit MAKELEVEL/MAKEFLAGS
@@ -52,8 +53,12 @@ if [ -x "$prefix/bin/postgres" ] && [ -f "$prefix/.pgbt-built" ] &&
 fi
 
 # A private apt configuration, so the system's sources stay untouched.
+# Builds may run side by side (check-fresh.sh): one at a time sets up the
+# lists and fetches its source (the lock is released before configure).
 apt_dir=$cache/apt
 mkdir -p "$apt_dir/lists/partial" "$cache/src"
+exec {apt_lock}>"$cache/apt.lock"
+flock "$apt_lock"
 mirror=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | grep -v security | head -n1)
 [ -n "$mirror" ] || mirror=$(awk '/^deb /{print $2; exit}' /etc/apt/sources.list 2>/dev/null)
 [ -n "$mirror" ] || { echo "build-postgres: no Debian mirror configured in /etc/apt" >&2; exit 1; }
@@ -97,6 +102,11 @@ if [ -n "$patch" ]; then
   tar -C "$cache/src/pg$name" -xf "$orig"
   srcdir=$(ls -d "$cache/src/pg$name"/postgresql-"$major"*/ | head -n1)
   patch -d "$srcdir" -p1 -s <"$patch" >&2
+fi
+flock -u "$apt_lock"
+if [ "${PGBT_BUILD_UNTIL:-}" = source ]; then
+  echo "build-postgres: $(basename "$srcdir")${patch_id} fetched${patch:+ and patched} in $srcdir" >&2
+  exit 0
 fi
 
 echo "build-postgres: building $(basename "$srcdir")${patch_id} into $prefix" >&2

