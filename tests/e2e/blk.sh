@@ -16,6 +16,7 @@
 #     requests (zram0, as LVM and md devices: their bios go on to other
 #     devices), which the script must not keep anything for (bpftrace's
 #     maps hold 4096 keys: it would stop counting).
+# tests/run: alone
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
 

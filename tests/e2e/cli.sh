@@ -3,6 +3,7 @@
 # it needs; --help and --version; `make install` puts the binary, the
 # templates and the man page under DESTDIR/PREFIX; a copied pgbt-gen works
 # alone (templates are built in) and --scripts-dir overrides them.
+# tests/run: exclusive watchpoints
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
 

@@ -22,6 +22,7 @@
 #   times in a process outside the cluster: the host-wide count for that
 #   clock is at least strace's for that process, and the cluster's count
 #   does not move.
+# tests/run: alone
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
 

@@ -7,6 +7,7 @@
 # container. -D on its data directory finds the same postmaster (its
 # postmaster.pid holds the namespace's PID). (Debian 13's 17 in the trixie
 # root, the "ct17" build, runs every other e2e test as a container too.)
+# tests/run: exclusive watchpoints
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
 

@@ -17,6 +17,7 @@
 # each failure comes from its planted defect. The same offset and
 # enumerator planted in the 16 (14) layout must fail the same tests on
 # emb16 (emb14): without DWARF there, the layout is checked nowhere else.
+# tests/run: exclusive watchpoints
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
 

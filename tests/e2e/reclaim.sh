@@ -14,6 +14,7 @@
 # pgsteal_file (which counts every reclaim on the host: within 1% and 64
 # pages; equal in every run so far). The backend is moved back and the
 # cgroup removed on exit, also on failure.
+# tests/run: alone
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
 

@@ -17,6 +17,7 @@
 # run_delay the same way (90%: 1 to 5.3% less seen so far, sharing CPU 1
 # with the test's own processes), so neither backend's waits are counted
 # under the other's PID (the bound that shows it is "at most").
+# tests/run: alone
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
 

@@ -19,6 +19,7 @@
 #          probes: one line on stderr, nothing on stdout (on the first
 #          leg that runs).
 # Every rendering also keeps to the portable bpftrace subset and compiles.
+# tests/run: exclusive watchpoints
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
 source "$(dirname "$0")/../lib/lock-sessions.sh"    # wait_for, hold_until_waited, waiting_pid, psa_wait, wait_span

@@ -13,6 +13,7 @@
 # (printed), and at least the pauses the kernel asked for, less a jiffy
 # each; the first none; and background writeback on some device. The sysctls are
 # restored on exit, also on failure.
+# tests/run: alone
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
 

@@ -10,6 +10,7 @@
 # scripts with a line saying so, instead of counting on. On the builds
 # with debug info (15-debug, 18), once more with every type fact taken
 # from gdb (--resolver gdb): the same exact figures.
+# tests/run: exclusive watchpoints
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
 
