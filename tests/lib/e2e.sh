@@ -38,6 +38,11 @@
 #   check_eq WHAT GOT WANT   exact string comparison.
 #   check_near WHAT GOT WANT TOLERANCE
 #                            numbers (integers or decimals), |GOT-WANT| <= TOL.
+#   check_between WHAT GOT LO HI SLACK
+#                            numbers, LO - SLACK <= GOT <= HI + SLACK: a
+#                            figure between two the kernel or the server
+#                            gives for windows just inside and just
+#                            outside the script's own.
 #   check_contains WHAT HAYSTACK NEEDLE
 #                            NEEDLE is a fixed string (no pattern).
 #   check_empty WHAT VALUE
@@ -332,6 +337,22 @@ check_near() {
 		pass "$what = $got (want $want +- $tol)"
 	else
 		fail "$what: got $got, want $want +- $tol"
+	fi
+	return 0
+}
+
+check_between() {
+	local what=$1 got=$2 lo=$3 hi=$4 slack=$5 arg
+	for arg in "$got" "$lo" "$hi" "$slack"; do
+		if ! _e2e_is_number "$arg"; then
+			fail "$what: '$arg' is not a number (got '$got', want [$lo, $hi] +- $slack)"
+			return 0
+		fi
+	done
+	if awk -v g="$got" -v l="$lo" -v h="$hi" -v s="$slack" 'BEGIN { exit !(g >= l - s && g <= h + s) }'; then
+		pass "$what = $got (want [$lo, $hi] +- $slack)"
+	else
+		fail "$what: got $got, want [$lo, $hi] +- $slack"
 	fi
 	return 0
 }

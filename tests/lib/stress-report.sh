@@ -7,7 +7,9 @@
 # Prints every check that failed at least once (passes, failures), then,
 # for each check with a tolerance (check_near), how far its figure was from
 # the one wanted: the worst and the median |got - want| as a share of the
-# tolerance, over all runs, the closest calls first.
+# tolerance, over all runs, the closest calls first; for a check between
+# bounds (check_between), how far past the nearer bound, as a share of
+# the slack (0 when inside).
 set -euo pipefail
 (($#)) || { echo "usage: stress-report.sh RUN_OUTPUT..." >&2; exit 2; }
 
@@ -23,10 +25,20 @@ function near(k, got, want, tol,   d) {
 	r = (tol > 0) ? d / tol : (d > 0 ? 99 : 0)
 	nn[k]++; share[k, nn[k]] = r
 }
+# A figure between two bounds (check_between): how far past the nearer
+# bound, as a share of the slack (<= 1 passes; 0 at the bound itself).
+function between(k, got, lo, hi, slack,   over) {
+	over = (got < lo) ? lo - got : (got > hi) ? got - hi : 0
+	r = (slack > 0) ? over / slack : (over > 0 ? 99 : 0)
+	nn[k]++; share[k, nn[k]] = r
+}
 FNR == 1 { runs++ }
 /^ok: / {
 	line = substr($0, 5)
-	if (match(line, / = [-+0-9.eE]+ \(want [-+0-9.eE]+ \+- [-+0-9.eE]+\)$/)) {
+	if (match(line, / = [-+0-9.eE]+ \(want \[[-+0-9.eE]+, [-+0-9.eE]+\] \+- [-+0-9.eE]+\)$/)) {
+		what = substr(line, 1, RSTART - 1); split(substr(line, RSTART + 3), f, /[][ (),]+/)
+		k = key(what); pass[k]++; between(k, f[1], f[3], f[4], f[6])
+	} else if (match(line, / = [-+0-9.eE]+ \(want [-+0-9.eE]+ \+- [-+0-9.eE]+\)$/)) {
 		what = substr(line, 1, RSTART - 1); split(substr(line, RSTART + 3), f, /[ ()]+/)
 		k = key(what); pass[k]++; near(k, f[1], f[3], f[5])
 	} else {
@@ -40,7 +52,9 @@ FNR == 1 { runs++ }
 	i = index(line, ": got ")
 	what = i ? substr(line, 1, i - 1) : line
 	k = key(what); fails[k]++
-	if (match(line, /: got [-+0-9.eE]+, want [-+0-9.eE]+ \+- [-+0-9.eE]+$/)) {
+	if (match(line, /: got [-+0-9.eE]+, want \[[-+0-9.eE]+, [-+0-9.eE]+\] \+- [-+0-9.eE]+$/)) {
+		split(substr(line, RSTART + 6), f, /[][ ,]+/); between(k, f[1], f[3], f[4], f[6])
+	} else if (match(line, /: got [-+0-9.eE]+, want [-+0-9.eE]+ \+- [-+0-9.eE]+$/)) {
 		split(substr(line, RSTART + 6), f, /[ ,]+/); near(k, f[1], f[3], f[5])
 	}
 }
