@@ -86,12 +86,13 @@ opens_and_closes() {
 	s_pid=$(cl_psql -c "select pid from pg_stat_activity where query like 'do %go_s%' and pid <> pg_backend_pid()")
 	render open-events lock-events pid="$s_pid"
 	render open-json lock-events format=json pid="$s_pid"
-	bt_start "$E2E_TMP/open-events.bt" "$ev"; local bt1=$BT_PID
-	bt_start "$E2E_TMP/open-json.bt" "$js"; local bt2=$BT_PID
+	bt_launch "$E2E_TMP/open-events.bt" "$ev"; local bt1=$BT_PID
+	bt_launch "$E2E_TMP/open-json.bt" "$js"; local bt2=$BT_PID
+	bt_attached "$bt1" "$bt2"
 	cl_psql -c "create table go_s ()"
 	wait "$s_job"
 	sleep 0.5
-	bt_stop "$bt1"; bt_stop "$bt2"
+	bt_stop "$bt1" "$bt2"
 
 	local sel alter
 	sel=$(text_events "$ev" "$s_pid" | awk '/^query/ { n++ } n == 1')
@@ -135,13 +136,14 @@ deadlock_stacks() {
 	render dl-waits lock-waits stacks=deadlock
 	render dl-events lock-events stacks=deadlock
 	render dl-json lock-events format=json stacks=deadlock
-	bt_start "$E2E_TMP/dl-waits.bt" "$w"; local bt1=$BT_PID
-	bt_start "$E2E_TMP/dl-events.bt" "$ev"; local bt2=$BT_PID
-	bt_start "$E2E_TMP/dl-json.bt" "$js"; local bt3=$BT_PID
+	bt_launch "$E2E_TMP/dl-waits.bt" "$w"; local bt1=$BT_PID
+	bt_launch "$E2E_TMP/dl-events.bt" "$ev"; local bt2=$BT_PID
+	bt_launch "$E2E_TMP/dl-json.bt" "$js"; local bt3=$BT_PID
+	bt_attached "$bt1" "$bt2" "$bt3"
 	stage_deadlock 1    # E lives on 1 s after its error: bpftrace names its frames
 	local pid_e=$DEADLOCK_E pid_f=$DEADLOCK_F
 	sleep 0.5
-	bt_stop "$bt1"; bt_stop "$bt2"; bt_stop "$bt3"
+	bt_stop "$bt1" "$bt2" "$bt3"
 
 	# lock-waits: E's line, then its stack's own line (time, PID, "stack"),
 	# ProcSleep first, the caller line last. Frames are indented; any other
@@ -191,12 +193,13 @@ escaped_names() {
 	local q_oid; q_oid=$(cl_psql -c "select '\"q\"\"t\"'::regclass::oid")
 	render q-events -d "$conn" lock-events format=text
 	render q-json -d "$conn" lock-events format=json
-	bt_start "$E2E_TMP/q-events.bt" "$ev"; local bt1=$BT_PID
-	bt_start "$E2E_TMP/q-json.bt" "$js"; local bt2=$BT_PID
+	bt_launch "$E2E_TMP/q-events.bt" "$ev"; local bt1=$BT_PID
+	bt_launch "$E2E_TMP/q-json.bt" "$js"; local bt2=$BT_PID
+	bt_attached "$bt1" "$bt2"
 	local pid_q
 	pid_q=$(printf 'select pg_backend_pid();\nselect count(*) from "q""t";\n' | cl_psql | sed -n 1p)
 	sleep 0.5
-	bt_stop "$bt1"; bt_stop "$bt2"
+	bt_stop "$bt1" "$bt2"
 	check_eq "$LEG: -d json: every line parses" \
 		"$(grep '^{' "$js" | jq -c . >/dev/null 2>&1 && echo ok || echo "jq failed")" ok
 	check_eq "$LEG: -d json: q\"t's lock, by its name" \

@@ -204,11 +204,12 @@ named_relations() {
 	render named-locks -d "$conn" locks || rc=1
 	cl_psql -c "drop table later; create table later2 (a int); insert into later2 values (1)"
 	local later2_oid; later2_oid=$(cl_psql -c "select 'later2'::regclass::oid")
-	bt_start "$E2E_TMP/named-waits.bt" "$w"; local bt1=$BT_PID
-	bt_start "$E2E_TMP/named-rows.bt" "$r"; local bt2=$BT_PID
+	bt_launch "$E2E_TMP/named-waits.bt" "$w"; local bt1=$BT_PID
+	bt_launch "$E2E_TMP/named-rows.bt" "$r"; local bt2=$BT_PID
 	local rs=$E2E_TMP/named-rows-sum.out ls=$E2E_TMP/named-locks.out
-	bt_start "$E2E_TMP/named-rows-sum.bt" "$rs"; local bt3=$BT_PID
-	bt_start "$E2E_TMP/named-locks.bt" "$ls"; local bt4=$BT_PID
+	bt_launch "$E2E_TMP/named-rows-sum.bt" "$rs"; local bt3=$BT_PID
+	bt_launch "$E2E_TMP/named-locks.bt" "$ls"; local bt4=$BT_PID
+	bt_attached "$bt1" "$bt2" "$bt3" "$bt4"
 
 	session_bg "$E2E_TMP/na.out" <<-SQL
 	begin;
@@ -227,7 +228,7 @@ named_relations() {
 	local pid_c; pid_c=$(head -n1 "$E2E_TMP/nc.out")
 	local pid_a; pid_a=$(head -n1 "$E2E_TMP/na.out")
 	sleep 0.5
-	bt_stop "$bt1"; bt_stop "$bt2"; bt_stop "$bt3"; bt_stop "$bt4"
+	bt_stop "$bt1" "$bt2" "$bt3" "$bt4"
 	line=$(awk -v p="$pid_b" '$2 == p' "$w")
 	check_eq "$LEG: lock-waits -d: B's wait names t" "$(awk '{ print $4, $5, $6, $7, $8, $9 }' <<<"$line")" \
 		"AccessShareLock granted $pid_a $pid_a relation public.t"
@@ -297,14 +298,15 @@ test_leg() {
 	check_contains "$LEG: probe=uprobe uses ProcSleep" \
 		"$(cat "$E2E_TMP/lock-waits-uprobe.bt")" ":ProcSleep"
 
-	bt_start "$E2E_TMP/lock-waits.bt" "$E2E_TMP/lock-waits.out"; local bt1=$BT_PID
-	bt_start "$E2E_TMP/lock-waits-uprobe.bt" "$E2E_TMP/lock-waits-uprobe.out"; local bt2=$BT_PID
 	render locks locks
-	bt_start "$E2E_TMP/locks.bt" "$E2E_TMP/locks.out"; local bt3=$BT_PID
+	bt_launch "$E2E_TMP/lock-waits.bt" "$E2E_TMP/lock-waits.out"; local bt1=$BT_PID
+	bt_launch "$E2E_TMP/lock-waits-uprobe.bt" "$E2E_TMP/lock-waits-uprobe.out"; local bt2=$BT_PID
+	bt_launch "$E2E_TMP/locks.bt" "$E2E_TMP/locks.out"; local bt3=$BT_PID
+	bt_attached "$bt1" "$bt2" "$bt3"
 	contention
 	for ((i = 0; i < K; i++)); do echo "select count(*) from t;"; done | cl_psql >/dev/null
 	sleep 0.5
-	bt_stop "$bt1"; bt_stop "$bt2"; bt_stop "$bt3"
+	bt_stop "$bt1" "$bt2" "$bt3"
 	check_lock_waits lock-waits "$E2E_TMP/lock-waits.out"
 	check_lock_waits "lock-waits probe=uprobe" "$E2E_TMP/lock-waits-uprobe.out"
 	check_locks_summary "$E2E_TMP/locks.out"

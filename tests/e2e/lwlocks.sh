@@ -101,11 +101,12 @@ test_lwlocks() {
 		"$(cat "$E2E_TMP/lw-waits-uprobe.bt")" ":PGSemaphoreLock"
 	local pids=()
 	for v in waits waits-uprobe all all-uprobe; do
-		bt_start "$E2E_TMP/lw-$v.bt" "$E2E_TMP/lw-$v.out"
+		bt_launch "$E2E_TMP/lw-$v.bt" "$E2E_TMP/lw-$v.out"
 		pids+=("$BT_PID")
 	done
+	bt_attached "${pids[@]}"
 	cl_run pgbench -n -c 8 -j 2 -t 400 >"$E2E_TMP/pgbench.out" 2>&1
-	for v in "${pids[@]}"; do bt_stop "$v"; done
+	bt_stop "${pids[@]}"
 
 	local named="BufferContent|BufferMapping|WALInsert|WALWrite|LockManager|ProcArray|XactSLRU|XidGen"
 	local mode a b
@@ -176,9 +177,10 @@ test_lwlock_events() {
 	render lw-events-uprobe lwlock-events pid="$pid" probe=uprobe
 	local pids=()
 	for v in events events-uprobe; do
-		bt_start "$E2E_TMP/lw-$v.bt" "$E2E_TMP/lw-$v.out"
+		bt_launch "$E2E_TMP/lw-$v.bt" "$E2E_TMP/lw-$v.out"
 		pids+=("$BT_PID")
 	done
+	bt_attached "${pids[@]}"
 	# \q rather than the end of input: the bpftrace processes started
 	# since inherited the pipe's write end.
 	printf '%s\n' "select count(*) from lw; insert into lw values (0); select pg_sleep(0.5);" '\q' >&7
@@ -186,7 +188,7 @@ test_lwlock_events() {
 	for ((v = 0; v < 100; v++)); do pgbt_alive "$session" || break; sleep 0.1; done
 	pgbt_alive "$session" && fail "$LEG: the traced session did not end within 10 s"
 	pgbt_bg_stop "$session"
-	for v in "${pids[@]}"; do bt_stop "$v"; done
+	bt_stop "${pids[@]}"
 
 	out=$E2E_TMP/lw-events.out
 	check_eq "$LEG: lwlock-events: the session's statements ran" \

@@ -34,9 +34,9 @@ test_leg() {
 	render ck checkpoints || rc=1
 	((rc == 0)) || { cluster_stop; return 0; }
 	local vac=$E2E_TMP/vac.out ck=$E2E_TMP/ck.out
-	bt_start "$E2E_TMP/vac.bt" "$vac" || { cluster_stop; return 0; }
-	local bt1=$BT_PID
-	bt_start "$E2E_TMP/ck.bt" "$ck"; local bt2=$BT_PID
+	bt_launch "$E2E_TMP/vac.bt" "$vac"; local bt1=$BT_PID
+	bt_launch "$E2E_TMP/ck.bt" "$ck"; local bt2=$BT_PID
+	bt_attached "$bt1" "$bt2" || { bt_stop "$bt1" "$bt2"; cluster_stop; return 0; }
 
 	# mt's tuples as its VACUUM reported them (ANALYZE reports its own).
 	# The DELETE's session flushes its counts as it exits: they must be in
@@ -56,7 +56,7 @@ test_leg() {
 		fail "$LEG: no autovacuum of av within 30 s"
 	cl_psql -c "insert into mt select g, 'y' from generate_series(1, 3000) g" -c "checkpoint" >/dev/null
 	sleep 0.5
-	bt_stop "$bt1"; bt_stop "$bt2"
+	bt_stop "$bt1" "$bt2"
 
 	# TIME PID WHO OP MS HIT READ DIRTY WAL_BYTES LIVE DEAD TABLE
 	local stats line

@@ -67,10 +67,11 @@ test_usdt() {
 	check_contains "$LEG: mode=switch says what it is" "$(header switch)" "through sched_switch"
 	lint usdt
 	lint switch
-	bt_start "$E2E_TMP/usdt.bt" "$E2E_TMP/usdt.out"
+	bt_launch "$E2E_TMP/usdt.bt" "$E2E_TMP/usdt.out"
 	local bt_usdt=$BT_PID
-	bt_start "$E2E_TMP/switch.bt" "$E2E_TMP/switch.out"
+	bt_launch "$E2E_TMP/switch.bt" "$E2E_TMP/switch.out"
 	local bt_switch=$BT_PID
+	bt_attached "$bt_usdt" "$bt_switch"
 
 	# S: pg_sleep.
 	pgbt_bg cl_psql -c "select pg_sleep(0.5) /* waits-modes */"
@@ -111,8 +112,7 @@ test_usdt() {
 		for ((i = 0; i < 50; i++)); do echo "insert into wl values ($i);"; done
 	} | cl_psql >/dev/null
 	sleep 0.3
-	bt_stop "$bt_switch"
-	bt_stop "$bt_usdt"    # ~190 USDT sites: ~23 s to detach (see bt_stop)
+	bt_stop "$bt_switch" "$bt_usdt"    # ~190 USDT sites: ~23 s to detach (see bt_stop)
 
 	local u=$E2E_TMP/usdt.out s=$E2E_TMP/switch.out
 	check_empty "$LEG: no bpftrace errors" "$(bt_problems "$u" "$s")"
