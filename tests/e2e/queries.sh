@@ -45,6 +45,9 @@ set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
 
 N=150
+# The share of the kernel's run-queue wait the script may not see (see
+# test_profile_cpu), from tests/README's stress runs.
+RUNQ_SHORT=0.03
 
 # "HIT READ DIRTIED WRITTEN WAL_RECORDS WAL_BYTES" of each plan in FILE
 # (psql's EXPLAIN output): its top node's Buffers and WAL lines, plus its
@@ -208,12 +211,13 @@ test_profile_cpu() {
 		"$PGBT_GEN" -p "$CL_PID" query-profile min_ms=0 by=queryid >"$E2E_TMP/qpq.bt" 2>>"$E2E_TMP/qpc.err" || rc=$?
 	check_eq "$LEG: query-profile by=statement${qids:+ and by=queryid} render ($(head -c 300 "$E2E_TMP/qpc.err"))" "$rc" 0
 	((rc == 0)) || return 0
-	BT_STRLEN=64 bt_start "$E2E_TMP/qpc.bt" "$out" || return 0
+	BT_STRLEN=64 bt_launch "$E2E_TMP/qpc.bt" "$out"
 	local bt1=$BT_PID bt2=
 	if [[ -n $qids ]]; then
-		BT_STRLEN=64 bt_start "$E2E_TMP/qpq.bt" "$outq" || { bt_stop "$bt1"; return 0; }
+		BT_STRLEN=64 bt_launch "$E2E_TMP/qpq.bt" "$outq"
 		bt2=$BT_PID
 	fi
+	bt_attached "$bt1" $bt2 || { bt_stop "$bt1" $bt2; return 0; }
 	local burn="explain (analyze, timing off) select pg_temp.burn()"
 	local nap="select pg_sleep(0.3) /* qp-sleep */"
 	local qid="select query_id from pg_stat_activity where pid = pg_backend_pid()"
@@ -229,36 +233,47 @@ test_profile_cpu() {
 		raise notice 'schedstat %', pg_read_file('/proc/self/schedstat');
 		return n;
 	end \$\$;
+	select 'outer ' || pg_read_file('/proc/self/schedstat');
 	$burn;
+	select 'outer ' || pg_read_file('/proc/self/schedstat');
 	$nap;
 	$qid;
 	SQL
 	sleep 0.3
-	bt_stop "$bt1"; [[ -z $bt2 ]] || bt_stop "$bt2"
+	bt_stop "$bt1" $bt2
 	# the two schedstat notices ("on-CPU-ns run-queue-ns slices"), the
 	# plan, the query ID
-	local s0 s1 exec_ms qid_got
+	local s0 s1 o0 o1 exec_ms qid_got
 	s0=$(sed -n 's/^NOTICE: *schedstat \([0-9]* [0-9]* [0-9]*\)$/\1/p' "$sql" | sed -n 1p)
 	s1=$(sed -n 's/^NOTICE: *schedstat \([0-9]* [0-9]* [0-9]*\)$/\1/p' "$sql" | sed -n 2p)
+	o0=$(sed -n 's/^outer \([0-9]* [0-9]* [0-9]*\)$/\1/p' "$sql" | sed -n 1p)
+	o1=$(sed -n 's/^outer \([0-9]* [0-9]* [0-9]*\)$/\1/p' "$sql" | sed -n 2p)
 	exec_ms=$(sed -n 's/^Execution Time: \([0-9.]*\) ms$/\1/p' "$sql")
 	qid_got=$(tail -n 1 "$sql")
-	local on_ms off_ms ms runq_ms kernel_on kernel_runq unseen
+	local on_ms off_ms ms runq_ms unseen
 	on_ms=$(profile_field "$out" 4 "$burn")
 	off_ms=$(profile_field "$out" 5 "$burn")
 	ms=$(profile_field "$out" 3 "$burn")
 	runq_ms=$(profile_wait "$out" "(runnable)" "$burn")
-	kernel_on=$(awk -v a="${s0%% *}" -v b="${s1%% *}" 'BEGIN { printf "%.3f", (b - a) / 1e6 }')
-	kernel_runq=$(awk -v a="$(cut -d' ' -f2 <<<"$s0")" -v b="$(cut -d' ' -f2 <<<"$s1")" \
-		'BEGIN { printf "%.3f", (b - a) / 1e6 }')
 	# switches the kernel did not show (other tracers' programs running on
 	# that CPU) leave time "(unseen)", on CPU or not: allowed for
 	unseen=$(profile_wait "$out" "(unseen)" "$burn")
-	# between the two reads: the burn, and the ends of the reads; the
-	# statement also parses, plans and prints its plan (< 2 ms)
-	check_near "$LEG: query-profile: a CPU-bound statement's ON_MS, as the kernel counted its CPU time" \
-		"${on_ms:-0}" "$kernel_on" "$(awk -v k="$kernel_on" -v u="${unseen:-0}" 'BEGIN { print 2 + k * 0.02 + u }')"
-	check_near "$LEG: query-profile: its time runnable, as the kernel counted its run-queue wait" \
-		"${runq_ms:-0}" "$kernel_runq" "$(awk -v k="$kernel_runq" -v u="${unseen:-0}" 'BEGIN { print 2 + k * 0.02 + u }')"
+	# The kernel's figures in two windows: inside the statement (the
+	# function's reads, around the burn) and around it (the statements
+	# before and after: they add the ends of those statements and the
+	# wake-ups from the client between them). The statement's own time on
+	# CPU and runnable lies between the two; 0.1 ms for the rounding. The
+	# kernel dates a wait on the run queue from the start of the switch
+	# (its run-queue clock), the script from the switch's tracepoint, so
+	# the kernel's is up to RUNQ_SHORT more (run-queue.sh sees the same).
+	local slack runq_in
+	slack=$(awk -v u="${unseen:-0}" 'BEGIN { print 0.1 + u }')
+	runq_in=$(ms_between "$s0" "$s1" 2)
+	check_between "$LEG: query-profile: a CPU-bound statement's ON_MS, within the kernel's CPU time" \
+		"${on_ms:-0}" "$(ms_between "$s0" "$s1" 1)" "$(ms_between "$o0" "$o1" 1)" "$slack"
+	check_between "$LEG: query-profile: its time runnable, within the kernel's run-queue wait" \
+		"${runq_ms:-0}" "$(awk -v r="$runq_in" -v f="$RUNQ_SHORT" 'BEGIN { printf "%.3f", r * (1 - f) }')" \
+		"$(ms_between "$o0" "$o1" 2)" "$slack"
 	check_near "$LEG: query-profile: its ON_MS + time runnable, near EXPLAIN ANALYZE's execution time" \
 		"$(awk -v a="${on_ms:-0}" -v b="${runq_ms:-0}" 'BEGIN { printf "%.3f", a + b }')" "$exec_ms" \
 		"$(awk -v e="$exec_ms" -v u="${unseen:-0}" 'BEGIN { print 10 + e * 0.03 + u }')"
@@ -279,6 +294,13 @@ test_profile_cpu() {
 	check_near "$LEG: query-profile by=queryid: the sleep's Timeout:PgSleep (us)" \
 		"$(bt_map "$outq" off_cpu_us "${sleep_id:-x}, Timeout:PgSleep")" 305000 25000
 	check_empty "$LEG: query-profile by=queryid: no warnings" "$(bt_problems "$outq")"
+}
+
+# Milliseconds between two readings of /proc/PID/schedstat ("ON_NS
+# RUNQ_NS SLICES"), of field N (1: on CPU, 2: waiting on a run queue).
+ms_between() {
+	awk -v a="$(cut -d' ' -f"$3" <<<"$1")" -v b="$(cut -d' ' -f"$3" <<<"$2")" \
+		'BEGIN { printf "%.3f", (b - a) / 1e6 }'
 }
 
 # Sum of the counts in histogram @MAP[KEY] of FILE.
@@ -317,10 +339,10 @@ test_leg() {
 	# up to 1024 after.
 	local strlen=64
 	[[ $("$PGBT_BPFTRACE" --version) =~ v0\.([0-9]+) ]] && ((BASH_REMATCH[1] >= 20)) && strlen=1024
-	BT_STRLEN=$strlen bt_start "$E2E_TMP/ql.bt" "$ql" || { cluster_stop; return 0; }
-	local bt1=$BT_PID
-	BT_STRLEN=$strlen bt_start "$E2E_TMP/sq.bt" "$sq"; local bt2=$BT_PID
-	BT_STRLEN=$strlen BT_FLAGS="-f json" bt_start "$E2E_TMP/sqj.bt" "$sqj"; local bt3=$BT_PID
+	BT_STRLEN=$strlen bt_launch "$E2E_TMP/ql.bt" "$ql"; local bt1=$BT_PID
+	BT_STRLEN=$strlen bt_launch "$E2E_TMP/sq.bt" "$sq"; local bt2=$BT_PID
+	BT_STRLEN=$strlen BT_FLAGS="-f json" bt_launch "$E2E_TMP/sqj.bt" "$sqj"; local bt3=$BT_PID
+	bt_attached "$bt1" "$bt2" "$bt3" || { bt_stop "$bt1" "$bt2" "$bt3"; cluster_stop; return 0; }
 
 	cl_run pgbench -n -M prepared -c 2 -t "$N" -U ql_fast -f "$E2E_TMP/fast.sql" >"$E2E_TMP/pgb.out" 2>&1 ||
 		fail "$LEG: pgbench: $(tail -n 3 "$E2E_TMP/pgb.out")"
@@ -338,7 +360,7 @@ test_leg() {
 			fail "$LEG: pgbench -M $m: $(tail -n 3 "$E2E_TMP/pgb.out")"
 	done
 	sleep 0.3
-	bt_stop "$bt1"; bt_stop "$bt2"; bt_stop "$bt3"
+	bt_stop "$bt1" "$bt2" "$bt3"
 
 	check_count "$LEG: query-latency: pgbench -M prepared's statements, exactly" \
 		"$(hist_total "$ql" "@us_by_db_user[$db_oid, $fast_oid]")" $((2 * N + 2)) "$ql" @us_by_db_user
