@@ -30,10 +30,11 @@
 #     pg_backend_pid() and pg_sleep(0.3): exactly 2N + 2 executions and
 #     N + 3 calls of each other phase; the sleep's line has ~300 ms in
 #     execute.
-#   - query-profile's CPU time: a count over generate_series between two
-#     reads of the backend's /proc/self/schedstat: ON_MS is the CPU time
-#     the kernel counted, "(runnable)" its run-queue wait, their sum
-#     EXPLAIN ANALYZE's execution time; pg_sleep(0.3) is ~300 ms in
+#   - query-profile's CPU time: a count over generate_series, with the
+#     backend's /proc/self/schedstat read inside the statement (around the
+#     count) and around it (in the statements before and after): ON_MS and
+#     "(runnable)" lie between the kernel's CPU time and run-queue wait in
+#     the two windows, their sum near EXPLAIN ANALYZE's execution time; pg_sleep(0.3) is ~300 ms in
 #     Timeout:PgSleep; by=queryid keys the statements by the query_id
 #     pg_stat_activity shows (compute_query_id = on), with their text.
 #   - sorts: an ORDER BY with work_mem=64kB and one with 4MB (no parallel
