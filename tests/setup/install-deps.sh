@@ -9,6 +9,7 @@ packages=(
   postgresql-15 postgresql-contrib
   bison flex libreadline-dev zlib1g-dev systemtap-sdt-dev dpkg-dev
   gnuplot-nox dwz man-db bsdextrautils debootstrap debhelper lintian
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 )
 
 missing=()
