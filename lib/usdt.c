@@ -38,13 +38,20 @@ static uint64_t read_addr(const struct note_ctx *ctx, const unsigned char *p)
 	return v;
 }
 
+/* Specs are separated by spaces, but aarch64's memory operands hold one
+ * inside their brackets: "-4@[x19, 72] -4@x0" is two. */
 static int count_args(const char *args)
 {
-	int n = 0;
+	int n = 0, depth = 0;
 
-	for (const char *p = args; *p; p++)
-		if (*p != ' ' && (p == args || p[-1] == ' '))
+	for (const char *p = args; *p; p++) {
+		if (*p == '[')
+			depth++;
+		else if (*p == ']' && depth)
+			depth--;
+		else if (*p != ' ' && !depth && (p == args || p[-1] == ' '))
 			n++;
+	}
 	return n;
 }
 

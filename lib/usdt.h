@@ -14,7 +14,8 @@ struct pgbt_usdt_probe {
 	char name[64];
 	uint64_t pc;      /* unrelocated address, .stapsdt.base adjustment applied */
 	uint64_t sema;    /* unrelocated semaphore address, 0 when none */
-	char args[512];   /* argument spec, e.g. "-4@%eax 8@%rdx" ("" if none) */
+	char args[512];   /* argument specs, e.g. "-4@%eax 8@%rdx" on x86-64,
+			     "-4@[x19, 72] 8@x1" on aarch64 ("" if none) */
 	int nargs;        /* number of arguments in args */
 };
 

@@ -5,6 +5,7 @@
 #include "check.h"
 #include "files.h"
 #include "elfimg.h"
+#include "readelf.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -32,24 +33,6 @@ static int starts_with(const char *s, const char *prefix)
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-/* "Build ID: <hex>" from `readelf -n`, or "" when there is none. */
-static void readelf_build_id(const char *path, char *out, size_t len)
-{
-	char cmd[4200], line[1024];
-	FILE *f;
-
-	out[0] = '\0';
-	snprintf(cmd, sizeof(cmd), "readelf -n '%s' 2>/dev/null", path);
-	if (!(f = popen(cmd, "r")))
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		const char *p = strstr(line, "Build ID: ");
-
-		if (p && sscanf(p + 10, "%127s", out) == 1 && strlen(out) < len)
-			break;
-	}
-	pclose(f);
-}
 
 /* Opening must fail with a message "<path>: <cause...>". */
 static void expect_open_fails(const char *path, const char *cause)
