@@ -282,6 +282,11 @@ const char *pgbt_elf_build_id(const struct pgbt_elf *pe)
 	return pe->build_id;
 }
 
+unsigned pgbt_elf_machine(const struct pgbt_elf *pe)
+{
+	return pe->ehdr.e_machine;
+}
+
 bool pgbt_elf_is_pie(const struct pgbt_elf *pe)
 {
 	return pe->ehdr.e_type == ET_DYN;

@@ -30,6 +30,10 @@ Elf *pgbt_elf_handle(const struct pgbt_elf *elf);
 /* Build-id as lowercase hex, or "" when the file has none. */
 const char *pgbt_elf_build_id(const struct pgbt_elf *elf);
 
+/* e_machine: the architecture the file is built for (EM_X86_64,
+ * EM_AARCH64, ...; pgbt_machine_name names it). */
+unsigned pgbt_elf_machine(const struct pgbt_elf *elf);
+
 /* True for ET_DYN (PIE): runtime address = load base + symbol value. */
 bool pgbt_elf_is_pie(const struct pgbt_elf *elf);
 

@@ -39,11 +39,50 @@ static char *next_token(char **p)
 	return t;
 }
 
-static int parse_line(char *line, struct pgbt_fact *f, int *major)
+/* The machines a layout may name, each a bit of pgbt_fact.machines. */
+static const struct { const char *name; unsigned bit; } machines[] = {
+	{ "x86_64", PGBT_LAYOUT_MACHINE_X86_64 },
+	{ "aarch64", PGBT_LAYOUT_MACHINE_AARCH64 },
+};
+
+/* A machine's bit; 0 for one no layout can name. */
+static unsigned machine_bit(const char *name)
+{
+	for (size_t i = 0; i < sizeof(machines) / sizeof(machines[0]); i++)
+		if (name && strcmp(machines[i].name, name) == 0)
+			return machines[i].bit;
+	return 0;
+}
+
+/* "machine x86_64 aarch64": the bits of the named machines, 0 if one is
+ * unknown or none is named. */
+static unsigned parse_machines(char *p)
+{
+	unsigned bits = 0, bit;
+	char *t;
+
+	while ((t = next_token(&p))) {
+		if (!(bit = machine_bit(t)))
+			return 0;
+		bits |= bit;
+	}
+	return bits;
+}
+
+/* 1: a directive (major, machine), 0: a fact in *f, -1: unparsable, -2: a
+ * member or sizeof fact before any machine line. */
+static int parse_line(char *line, struct pgbt_fact *f, int *major, unsigned *abi_machines)
 {
 	char *tok[4] = {0}, *p = line;
 	int n = 0;
 
+	if (strncmp(line + strspn(line, " \t"), "machine", 7) == 0) {
+		p = line + strspn(line, " \t") + 7;
+		if (*p != ' ' && *p != '\t')
+			return -1;
+		*abi_machines = parse_machines(p);
+		return *abi_machines ? 1 : -1;
+	}
 	/* three tokens, then the rest of the line as the fourth field */
 	while (n < 3 && (tok[n] = next_token(&p)))
 		n++;
@@ -60,6 +99,12 @@ static int parse_line(char *line, struct pgbt_fact *f, int *major)
 		return 1;
 	}
 	memset(f, 0, sizeof(*f));
+	f->machines = ~0u;
+	if (n >= 3 && (strcmp(tok[0], "sizeof") == 0 || strcmp(tok[0], "member") == 0)) {
+		if (!*abi_machines)
+			return -2;
+		f->machines = *abi_machines;
+	}
 	if (n == 3 && !tok[3] && strcmp(tok[0], "sizeof") == 0) {
 		f->kind = FACT_SIZEOF;
 		snprintf(f->type, sizeof(f->type), "%s", tok[1]);
@@ -112,7 +157,8 @@ int pgbt_layout_parse(const char *origin, const char *text, size_t len,
 		      struct pgbt_layout *ret, struct pgbt_err *err)
 {
 	size_t cap = 0;
-	int lineno = 0;
+	int lineno = 0, rc = 0;
+	unsigned abi_machines = 0;
 	const char *p = text, *end = text + len;
 
 	memset(ret, 0, sizeof(*ret));
@@ -122,7 +168,6 @@ int pgbt_layout_parse(const char *origin, const char *text, size_t len,
 		size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
 		char line[4096], *hash;
 		struct pgbt_fact f;
-		int rc;
 
 		lineno++;
 		if (l >= sizeof(line))
@@ -134,7 +179,7 @@ int pgbt_layout_parse(const char *origin, const char *text, size_t len,
 			*hash = '\0';
 		if (strspn(line, " \t\r") == strlen(line))
 			continue;
-		rc = parse_line(line, &f, &ret->major);
+		rc = parse_line(line, &f, &ret->major, &abi_machines);
 		if (rc < 0)
 			goto bad;
 		if (rc > 0)
@@ -152,6 +197,7 @@ int pgbt_layout_parse(const char *origin, const char *text, size_t len,
 			ret->facts = nf;
 		}
 		ret->facts[ret->n++] = f;
+		ret->n_abi += f.kind == FACT_MEMBER || f.kind == FACT_SIZEOF;
 	}
 	if (!ret->major) {
 		pgbt_layout_free(ret);
@@ -160,6 +206,9 @@ int pgbt_layout_parse(const char *origin, const char *text, size_t len,
 	return 0;
 bad:
 	pgbt_layout_free(ret);
+	if (rc == -2)
+		return pgbt_fail(err, "%s:%d: an offset or size needs a 'machine' line before it "
+				 "(the machines it holds for)", origin, lineno);
 	return pgbt_fail(err, "%s:%d: cannot parse this line", origin, lineno);
 }
 
@@ -170,6 +219,27 @@ void pgbt_layout_free(struct pgbt_layout *layout)
 	free(layout->facts);
 	layout->facts = NULL;
 	layout->n = 0;
+	layout->n_abi = 0;
+}
+
+/* Drops the member and sizeof facts that do not hold for machine. */
+static void keep_machine(struct pgbt_layout *layout, const char *machine)
+{
+	unsigned bit = machine_bit(machine);
+	size_t kept = 0;
+
+	layout->n_abi = 0;
+	for (size_t i = 0; i < layout->n; i++) {
+		struct pgbt_fact *f = &layout->facts[i];
+
+		if (!(f->machines & bit)) {
+			free(f->names);
+			continue;
+		}
+		layout->n_abi += f->kind == FACT_MEMBER || f->kind == FACT_SIZEOF;
+		layout->facts[kept++] = *f;
+	}
+	layout->n = kept;
 }
 
 const struct pgbt_fact *pgbt_layout_find(const struct pgbt_layout *layout,
@@ -328,6 +398,7 @@ static int merge(struct pgbt_layout *into, struct pgbt_layout *from)
 	into->facts = f;
 	memcpy(into->facts + into->n, from->facts, from->n * sizeof(*f));
 	into->n += from->n;
+	into->n_abi += from->n_abi;
 	free(from->facts);   /* the enum name lists moved to into */
 	from->facts = NULL;
 	from->n = 0;
@@ -383,7 +454,8 @@ static int layout_from_dir(int major, struct pgbt_layout *ret, bool *found,
 	return rc;
 }
 
-int pgbt_layout_builtin(int major, struct pgbt_layout *ret, struct pgbt_err *err)
+int pgbt_layout_builtin(int major, const char *machine, struct pgbt_layout *ret,
+			struct pgbt_err *err)
 {
 	bool found = false;
 
@@ -393,6 +465,7 @@ int pgbt_layout_builtin(int major, struct pgbt_layout *ret, struct pgbt_err *err
 			pgbt_layout_free(ret);
 			return -1;
 		}
+		keep_machine(ret, machine);
 		ret->major = major;
 		ret->origin = layouts_origin;
 		return found ? 0 : 1;
@@ -408,22 +481,29 @@ int pgbt_layout_builtin(int major, struct pgbt_layout *ret, struct pgbt_err *err
 		}
 		found = true;
 	}
+	keep_machine(ret, machine);
 	ret->major = major;
 	ret->origin = "built-in layout";
 	return found ? 0 : 1;
 }
 
-void pgbt_layout_builtin_majors(char *ret, size_t len)
+void pgbt_layout_builtin_majors(const char *machine, char *ret, size_t len)
 {
 	size_t used = 0;
 	int last = 0;
 
 	ret[0] = '\0';
 	for (const struct pgbt_embedded *e = pgbt_embedded_files; e->path; e++) {
+		struct pgbt_layout layout;
+		struct pgbt_err err;
 		int major = file_major(e->path);
-		if (!major || major == last || used >= len)
+
+		if (!major || major == last || used >= len ||
+		    pgbt_layout_builtin(major, machine, &layout, &err) != 0)
 			continue;
-		used += (size_t)snprintf(ret + used, len - used, "%s%d", used ? ", " : "", major);
+		if (layout.n_abi)
+			used += (size_t)snprintf(ret + used, len - used, "%s%d", used ? ", " : "", major);
+		pgbt_layout_free(&layout);
 		last = major;
 	}
 }

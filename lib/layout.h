@@ -7,6 +7,11 @@
  * Files are named MAJOR.layout or MAJOR-FAMILY.layout (e.g. 17-waits.layout);
  * the files of one major are merged. One fact per line, '#' starts a comment:
  *   major 15
+ *   machine x86_64 aarch64      (the machines the offsets and sizes below
+ *        hold for, until the next machine line: member and sizeof facts
+ *        are the ABI's and need one; the others are the source's and hold
+ *        for every machine. A fact that differs is written once per
+ *        machine, each under its own machine line.)
  *   var ShmemVariableCache VariableCacheData 1      (type, pointer depth)
  *   member VariableCacheData nextXid 8 8            (offset, size)
  *   sizeof FullTransactionId 8
@@ -30,6 +35,8 @@ enum pgbt_fact_kind { FACT_VAR, FACT_MEMBER, FACT_SIZEOF, FACT_ENUMERATOR, FACT_
 
 struct pgbt_fact {
 	enum pgbt_fact_kind kind;
+	unsigned machines;  /* member/sizeof: a bit per machine it holds for
+			       (PGBT_LAYOUT_MACHINE_*); the others: all bits */
 	char type[64];      /* var: its type; member/sizeof/enum: the type */
 	char name[128];     /* var/enumerator/label: its name; member: the path */
 	uint64_t a, b;      /* var: pointers; member: offset, size; sizeof: size;
@@ -39,11 +46,15 @@ struct pgbt_fact {
 	int line;
 };
 
+#define PGBT_LAYOUT_MACHINE_X86_64  1u
+#define PGBT_LAYOUT_MACHINE_AARCH64 2u
+
 struct pgbt_layout {
 	int major;
 	const char *origin;   /* "built-in layout for PostgreSQL 15" */
 	struct pgbt_fact *facts;
 	size_t n;
+	size_t n_abi;         /* member and sizeof facts among them */
 };
 
 /* Parses layout text; errors name origin and line. */
@@ -51,18 +62,23 @@ int pgbt_layout_parse(const char *origin, const char *text, size_t len,
 		      struct pgbt_layout *ret, struct pgbt_err *err);
 void pgbt_layout_free(struct pgbt_layout *layout);
 
-/* The built-in layout for a major: every embedded lib/layouts/MAJOR.layout
- * and lib/layouts/MAJOR-*.layout (one file per script family), merged.
- * Returns 1 when there is none, -1 on a parse error. */
-int pgbt_layout_builtin(int major, struct pgbt_layout *ret, struct pgbt_err *err);
+/* The built-in layout for a major on a machine (pgbt_machine_name: "x86_64",
+ * "aarch64"): every embedded lib/layouts/MAJOR.layout and
+ * lib/layouts/MAJOR-*.layout (one file per script family), merged, with
+ * the member and sizeof facts of that machine only. Returns 1 when the
+ * major has no file, -1 on a parse error; a major without offsets for the
+ * machine gives n_abi == 0 (its source facts, e.g. labels, still hold). */
+int pgbt_layout_builtin(int major, const char *machine, struct pgbt_layout *ret,
+			struct pgbt_err *err);
 
 /* Read the layout files (MAJOR.layout, MAJOR-FAMILY.layout) from dir
  * instead of the built-in ones (NULL or "": the built-in ones), e.g. to
  * try a layout for a new major, or to check that tests catch a wrong fact. */
 void pgbt_layout_set_dir(const char *dir);
 
-/* The majors that have a built-in layout, as "14, 15, 16, 17, 18". */
-void pgbt_layout_builtin_majors(char *ret, size_t len);
+/* The majors whose built-in layout has offsets for a machine, as
+ * "14, 15, 16, 17, 18" (read from --layouts-dir when one is set). */
+void pgbt_layout_builtin_majors(const char *machine, char *ret, size_t len);
 
 const struct pgbt_fact *pgbt_layout_find(const struct pgbt_layout *layout,
 					 enum pgbt_fact_kind kind,

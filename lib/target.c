@@ -2,6 +2,7 @@
 
 #include "found_static.h"
 #include "gdb_types.h"
+#include "machine.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@ static int open_binary(struct pgbt_target *t, const char *path, struct pgbt_err 
 		return -1;
 	if (pgbt_elf_pg_version(t->elf, t->version, sizeof(t->version), &t->major, err) < 0)
 		return -1;
+	t->machine = pgbt_elf_machine(t->elf);
 	return pgbt_usdt_read(t->elf, &t->usdt, err);
 }
 
@@ -156,7 +158,7 @@ static void open_types(struct pgbt_target *t)
 	if (t->types_opened)
 		return;
 	t->types_opened = true;
-	rc = pgbt_layout_builtin(t->major, &t->layout, &err);
+	rc = pgbt_layout_builtin(t->major, pgbt_machine_name(t->machine), &t->layout, &err);
 	if (t->types_from_gdb) {    /* the layout for its labels only */
 		if (!(t->gdb = pgbt_gdb_types_open(t->path, &t->dwarf_err)))
 			pgbt_fail_prefix(&t->dwarf_err, "--resolver gdb");
@@ -165,7 +167,7 @@ static void open_types(struct pgbt_target *t)
 	t->dwarf = pgbt_dwarf_open(t->path, &t->dwarf_err);
 	if (t->dwarf)    /* the layout stays loaded for its labels only */
 		return;
-	if (rc == 0)
+	if (rc == 0 && t->layout.n_abi)
 		t->has_layout = true;
 	else if (rc < 0)    /* a bug in pgbt's own data: say so rather than hide it */
 		pgbt_fail(&t->dwarf_err, "%s; %s", t->dwarf_err.msg, err.msg);
@@ -183,8 +185,9 @@ void pgbt_target_types_origin(struct pgbt_target *t, char *ret, size_t len)
 	else if (t->dwarf)
 		snprintf(ret, len, "DWARF in %s", pgbt_dwarf_source(t->dwarf));
 	else if (t->has_layout)
-		snprintf(ret, len, "pgbt's %s for PostgreSQL %d (%s)",
-			 t->layout.origin, t->major, t->dwarf_err.msg);
+		snprintf(ret, len, "pgbt's %s for PostgreSQL %d on %s (%s)",
+			 t->layout.origin, t->major, pgbt_machine_name(t->machine),
+			 t->dwarf_err.msg);
 	else
 		snprintf(ret, len, "none (%s)", t->dwarf_err.msg);
 }
@@ -209,21 +212,22 @@ static int types_source(struct pgbt_target *t, char *how, struct pgbt_err *err)
 		snprintf(how, PGBT_HOW_LEN, "%s for PostgreSQL %d", t->layout.origin, t->major);
 		return 0;
 	}
-	pgbt_layout_builtin_majors(known, sizeof(known));
+	pgbt_layout_builtin_majors(pgbt_machine_name(t->machine), known, sizeof(known));
 	return pgbt_fail_code(err, PGBT_ENODEBUG, "%s (PostgreSQL %d), and pgbt has no built-in "
-			      "layout for PostgreSQL %d (it has %s); install the server's debug "
-			      "symbols (its -dbgsym or -debuginfo package), set DEBUGINFOD_URLS, "
-			      "or trace a server of a major it has (or give --layouts-dir a "
-			      "directory with %d.layout)", t->dwarf_err.msg, t->major, t->major,
-			      known, t->major);
+			      "layout for PostgreSQL %d on %s (it has %s there); install the "
+			      "server's debug symbols (its -dbgsym or -debuginfo package), set "
+			      "DEBUGINFOD_URLS, or trace a server of a major it has (or give "
+			      "--layouts-dir a directory with %d.layout)", t->dwarf_err.msg,
+			      t->major, t->major, pgbt_machine_name(t->machine),
+			      known[0] ? known : "none", t->major);
 }
 
 static int layout_missing(struct pgbt_target *t, const char *what, struct pgbt_err *err)
 {
 	return pgbt_fail_code(err, PGBT_ENOTFOUND, "%s: no DWARF debug info, and pgbt's built-in "
-			      "layout for PostgreSQL %d has no %s; install the server's debug "
-			      "symbols, set DEBUGINFOD_URLS, or add it to a layout under "
-			      "--layouts-dir", t->path, t->major, what);
+			      "layout for PostgreSQL %d on %s has no %s; install the server's "
+			      "debug symbols, set DEBUGINFOD_URLS, or add it to a layout under "
+			      "--layouts-dir", t->path, t->major, pgbt_machine_name(t->machine), what);
 }
 
 /* The built-in layout's fact, or NULL with an error naming what is missing. */

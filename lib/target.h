@@ -37,6 +37,7 @@ struct pgbt_target {
 	struct pgbt_usdt usdt;
 	char version[512];        /* PG_VERSION_STR */
 	int major;
+	unsigned machine;         /* the binary's ELF e_machine (machine.h) */
 	struct pgbt_maps maps;
 	uint64_t bias;            /* load bias of the binary in the process */
 

@@ -41,7 +41,7 @@ test_binaries() {
 	# its version string changed to 12 (same length, so the ELF stays whole).
 	LC_ALL=C sed 's/PostgreSQL 15\./PostgreSQL 12./' "$pg15" >"$E2E_TMP/postgres12"
 	expect_fail "no DWARF and no layout for the version" \
-		"no built-in layout for PostgreSQL 12 (it has 13, 14, 15, 16, 17, 18); install the server's debug symbols (its -dbgsym or -debuginfo package), set DEBUGINFOD_URLS, or trace a server of a major it has" \
+		"no built-in layout for PostgreSQL 12 on x86_64 (it has 13, 14, 15, 16, 17, 18 there); install the server's debug symbols (its -dbgsym or -debuginfo package), set DEBUGINFOD_URLS, or trace a server of a major it has" \
 		"$PGBT_GEN" --scripts-dir "$TEMPLATES" --bin "$E2E_TMP/postgres12" transam-offsets
 	# --resolver gdb: gdb not installed, and a build without debug info.
 	expect_fail "--resolver gdb without gdb" "--resolver gdb: gdb is not installed (no gdb on PATH)" \

@@ -10,6 +10,7 @@
 #include "files.h"
 #include "gdb_types.h"
 #include "layout.h"
+#include "machine.h"
 #include "target.h"
 
 #include <stdio.h>
@@ -248,7 +249,7 @@ static void test_postgres(const char *bin)
 	CHECK(pgbt_target_open_binary(&t, bin, &err) == 0);
 	CHECK((dw = pgbt_dwarf_open(bin, &err)) != NULL);
 	CHECK((g = pgbt_gdb_types_open(bin, &err)) != NULL);
-	CHECK(pgbt_layout_builtin(t.major, &layout, &err) == 0);
+	CHECK(pgbt_layout_builtin(t.major, pgbt_machine_name(t.machine), &layout, &err) == 0);
 	for (size_t i = 0; dw && g && i < layout.n; i++) {
 		if (layout.facts[i].kind == FACT_LABEL)
 			continue;

@@ -462,7 +462,7 @@ static void test_offline(const char *file, bool stripped)
 		test_dwarf_only(&t);
 	else
 		expect_error(&t, HEADER "{{ WAIT_EVENT_NOT_IN_ANY_BUILD }}\n", NULL,
-			     "built-in layout for PostgreSQL 17 has no enumerator "
+			     "built-in layout for PostgreSQL 17 on x86_64 has no enumerator "
 			     "WAIT_EVENT_NOT_IN_ANY_BUILD");
 	expect_error(&t, HEADER "{{for S in strings(LockNames)}}{{end}}\n", NULL,
 		     "strings(LockNames) reads the running server; this target has no process");
