@@ -10,6 +10,7 @@
 
 #include "catalog.h"
 #include "hwbp.h"
+#include "machine.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,7 +106,8 @@ int cli_render(const struct cli *cli, char **ret, struct pgbt_err *err)
 		goto fail_target;
 	if (cli->check_with_gdb && cli_check_with_gdb(&target, cli->check_strict, &out, err) < 0)
 		goto fail_target;
-	if (check_watchpoints(tpl.name, out, err) < 0)
+	if (pgbt_machine_check_watchpoints(target.machine, tpl.name, out, err) < 0 ||
+	    check_watchpoints(tpl.name, out, err) < 0)
 		goto fail_target;
 	*ret = out;
 	out = NULL;

@@ -1,5 +1,7 @@
 #include "expr.h"
 
+#include "machine.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -300,6 +302,13 @@ static int eval_builtin(struct pgbt_eval *ev, const char *expr, char *out, size_
 		snprintf(out, outlen, "%d", ev->t->major);
 		return 0;
 	}
+	if (strcmp(expr, "machine") == 0) {
+		snprintf(out, outlen, "%s", pgbt_machine_name(ev->t->machine));
+		return 0;
+	}
+	if (strcmp(expr, "caller") == 0 || strcmp(expr, "ip") == 0)
+		return pgbt_machine_reg(ev->t->machine, expr, out, outlen, err) < 0
+			? pgbt_fail_prefix(err, "%s", ev->scope.where) : 0;
 	if (strcmp(expr, "shmem.base") == 0) {
 		/* The main segment is the postmaster's largest shared mapping
 		 * (besides it: the DSM control segment, a SysV stub). */
@@ -516,7 +525,8 @@ static enum expr_kind classify(const struct pgbt_scope *s, const char *expr)
 	    strcmp(expr, "shmem.base") == 0)
 		return K_LIVE_BUILTIN;
 	if (strcmp(expr, "binary") == 0 || strcmp(expr, "major") == 0 ||
-	    strcmp(expr, "pg_pid") == 0)
+	    strcmp(expr, "pg_pid") == 0 || strcmp(expr, "machine") == 0 ||
+	    strcmp(expr, "caller") == 0 || strcmp(expr, "ip") == 0)
 		return K_BUILTIN;
 	/* "E.value", "R.name": a loop's variable and a field */
 	if (dot && (size_t)(dot - expr) < sizeof(head)) {

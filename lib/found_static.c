@@ -1,8 +1,10 @@
 #include "found_static.h"
 
 #include "elfimg.h"
+#include "machine.h"
 #include "proc.h"
 
+#include <elf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -129,6 +131,14 @@ int pgbt_found_static(struct pgbt_target *t, const char *name, uint64_t *ret, ch
 {
 	for (size_t i = 0; i < sizeof(recipes) / sizeof(recipes[0]); i++)
 		if (strcmp(recipes[i].name, name) == 0) {
+			/* load_targets reads x86-64 instructions only */
+			if (t->machine != EM_X86_64)
+				return pgbt_fail_code(err, PGBT_ENOTFOUND,
+						      "%s: no symbol %s (static in PostgreSQL %d), "
+						      "and pgbt finds it in x86-64 code only, not in "
+						      "%s code: install the server's debug symbols",
+						      t->path, name, t->major,
+						      pgbt_machine_name(t->machine));
 			if (!t->pid)
 				break;
 			return find(t, &recipes[i], ret, how, err);

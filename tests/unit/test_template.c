@@ -301,6 +301,9 @@ static void test_language(struct pgbt_target *t)
 	expect(t, HEADER "//@ param n int:1..9 3 a number\nX\n", "n=7", "// parameters: n=7\n");
 	expect(t, HEADER "//@ let b = binary\nbin={{b}}\n", NULL, "bin=");
 	expect(t, HEADER "m={{major}}\n", NULL, "m=17\n");
+	/* the fixture's machine (this one's), and its registers */
+	expect(t, HEADER "{{machine}} {{caller}} {{ip}} {{if machine == aarch64}}a{{else}}x{{end}}\n",
+	       NULL, "x86_64 *(uint64 *)reg(\"sp\") reg(\"ip\") x\n");
 	/* blocks on their own lines leave no blank lines */
 	expect(t, HEADER "a\n  {{if major >= 17}}\nyes\n  {{else}}\nno\n  {{end}}\nb\n", NULL,
 	       "a\nyes\nb\n");
