@@ -83,7 +83,7 @@ LockTupleMode pgbt_LockTupleMode;
 LockWaitPolicy pgbt_LockWaitPolicy;
 TM_Result pgbt_TM_Result;
 WaitEventActivity pgbt_WaitEventActivity;
-#if PG_VERSION_NUM >= 140000
+#if PG_VERSION_NUM >= 170000    /* an enum of its own from 17 on */
 WaitEventBufferPin pgbt_WaitEventBufferPin;
 #endif
 WaitEventClient pgbt_WaitEventClient;

@@ -14,6 +14,7 @@
 # plus the built-in layout's offset.
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
+source "$PGBT_ROOT/tests/lib/layout-types.sh"
 
 TEMPLATES=$PGBT_ROOT/tests/e2e/templates
 
@@ -316,14 +317,8 @@ test_layouts_from_headers() {
 		skip "layout $major against its server headers: no $inc (tests/setup/debian-root.sh)"
 		return 0
 	fi
-	# Port's GSSAPI member is a pointer: the headers need the names only.
-	mkdir -p "$E2E_TMP/stub/gssapi"
-	printf '%s\n' 'typedef unsigned int OM_uint32;' \
-		'typedef struct { unsigned long length; void *value; } gss_buffer_desc;' \
-		'typedef void *gss_cred_id_t, *gss_ctx_id_t, *gss_name_t;' >"$E2E_TMP/stub/gssapi/gssapi.h"
-	if ! gcc -g -O0 -I"$E2E_TMP/stub" -I"$inc" -o "$E2E_TMP/types$major" \
-		"$PGBT_ROOT/tests/e2e/layout-types.c" 2>"$E2E_TMP/types.err"; then
-		fail "layout $major: layout-types.c does not compile against $inc: $(head -n 3 "$E2E_TMP/types.err")"
+	if ! layout_types_build gcc "$inc" "$E2E_TMP/types$major"; then
+		fail "layout $major: layout-types.c does not compile against $inc: $LAYOUT_TYPES_ERR"
 		return 0
 	fi
 	# Types private to a source file are in no installed header: their facts
