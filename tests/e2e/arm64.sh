@@ -29,7 +29,8 @@ arm64_dir() {
 
 # The aarch64 layout of MAJOR against the DWARF of its arm64 headers.
 test_layouts() {
-	local major=$1 dir=$E2E_TMP/layouts$major out rc=0 n src
+	local major=$1 out rc=0 n srcs=()
+	local dir=$E2E_TMP/layouts$major
 	arm64_dir "$major" || return 0
 	if ! command -v "$CROSS_CC" >/dev/null; then
 		skip "layout $major on aarch64: no $CROSS_CC (tests/setup/install-deps.sh)"
@@ -39,13 +40,14 @@ test_layouts() {
 	cp "$PGBT_ROOT"/lib/layouts/*.layout "$dir/"
 	# Tuplesortstate is tuplesort.c's own, in no header: from the source
 	# build-postgres.sh fetched, else left out by name.
-	src=$(ls "$PGBT_CACHE/src/pg$major"/postgresql-"$major"*/src/backend/utils/sort/tuplesort.c 2>/dev/null |
-		head -n 1) || true
-	if [[ -z $src ]]; then
+	srcs=("$PGBT_CACHE/src/pg$major/postgresql-$major"*/src/backend/utils/sort/tuplesort.c)
+	[[ -f ${srcs[0]} ]] || srcs=()
+	if ((${#srcs[@]} == 0)); then
 		sed -i '/^member Tuplesortstate /d' "$dir/$major"*.layout
 		skip "layout $major on aarch64: Tuplesortstate (tuplesort.c's own): no $major source ($(cat "$PGBT_CACHE/pg$major.unavailable" 2>/dev/null || echo "tests/setup/build-postgres.sh $major"))"
 	fi
-	if ! layout_types_build "$CROSS_CC" "$ARM64_DIR/include/server" "$E2E_TMP/types$major" $src; then
+	if ! layout_types_build "$CROSS_CC" "$ARM64_DIR/include/server" "$E2E_TMP/types$major" \
+		"${srcs[@]:0:1}"; then
 		fail "layout $major on aarch64: does not compile against $ARM64_DIR/include/server: $LAYOUT_TYPES_ERR"
 		return 0
 	fi
@@ -125,6 +127,25 @@ test_no_aarch64_offsets() {
 		"no built-in layout for PostgreSQL 16 on aarch64 (it has 13, 15, 17, 18 there)"
 }
 
+# pgbt-gen's own C compiles for aarch64, warnings as errors (syntax and
+# types only: no arm64 libelf, libdw or libpq to link with here).
+test_compiles() {
+	local f bad=
+	if ! command -v "$CROSS_CC" >/dev/null; then
+		skip "pgbt-gen's C for aarch64: no $CROSS_CC (tests/setup/install-deps.sh)"
+		return 0
+	fi
+	# shellcheck disable=SC2046 # pkg-config's words
+	for f in "$PGBT_ROOT"/lib/*.c "$PGBT_ROOT"/gen/*.c; do
+		"$CROSS_CC" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-format-truncation \
+			-Wno-stringop-truncation -fsyntax-only -iquote "$PGBT_ROOT/lib" \
+			-iquote "$PGBT_ROOT/gen" $(pkg-config --cflags libelf libdw libpq 2>/dev/null) \
+			-DPGBT_VERSION='"test"' "$f" 2>>"$E2E_TMP/cross.err" || bad="$bad ${f##*/}"
+	done
+	check_eq "pgbt-gen's C compiles for aarch64 ($(head -n 3 "$E2E_TMP/cross.err" | tr '\n' ' '))" "${bad:-none}" none
+}
+
+test_compiles
 for major in 13 15 17 18; do
 	test_layouts "$major"
 	test_render "$major"

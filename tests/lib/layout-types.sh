@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the e2e files that check a built-in layout against the DWARF
 # of a file compiled from a major's installed server headers
 # (postgresql-server-dev-N), where no debug build of that major or machine
@@ -33,6 +34,7 @@ layout_types_stubs() {
 	} >"$dir/sys/sdt.h"
 }
 
+# shellcheck disable=SC2034 # LAYOUT_TYPES_ERR is for the caller
 layout_types_build() {
 	local cc=$1 inc=$2 out=$3 stubs=$E2E_TMP/layout-types-stubs src
 	shift 3

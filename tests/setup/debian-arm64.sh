@@ -68,20 +68,20 @@ trap 'rm -rf "$dl"' EXIT
 # The lists are fetched again when they cannot name the packages (first
 # run, or lists older than what the registry now serves).
 for attempt in cached fresh; do
-  if [ "$attempt" = fresh ] || [ -z "$(ls "$apt_dir/lists" | grep -v partial)" ]; then
+  if [ "$attempt" = fresh ] || [ -z "$(find "$apt_dir/lists" -maxdepth 1 -type f -name '*Packages*')" ]; then
     apt-get "${apt_opts[@]}" update -qq >"$dl/update.log" 2>&1 ||
       unavailable "the $suite arm64 package lists could not be fetched ($(grep -m1 '^[EW]:' "$dl/update.log" || tail -n 1 "$dl/update.log"))"
   fi
   # _apt cannot write into our directory: download as root, quietly.
   if (cd "$dl" && apt-get "${apt_opts[@]}" -o APT::Sandbox::User=root download -qq \
-        $(for p in $packages; do echo "$p/$suite"; done) >"$dl/download.log" 2>&1); then
+        "postgresql-$major/$suite" "postgresql-server-dev-$major/$suite" >"$dl/download.log" 2>&1); then
     break
   fi
   [ "$attempt" = fresh ] &&
     unavailable "$packages ($suite, arm64) could not be downloaded ($(grep -m1 '^E:' "$dl/download.log" || tail -n 1 "$dl/download.log"))"
 done
 
-echo "debian-arm64: unpacking $(cd "$dl" && ls ./*.deb | tr '\n' ' ')into $dest" >&2
+echo "debian-arm64: unpacking $packages ($suite) into $dest" >&2
 rm -rf "$dest.new" "$dl/x" && mkdir -p "$dl/x" "$dest.new/include"
 for deb in "$dl"/*.deb; do
   dpkg-deb -x "$deb" "$dl/x"
