@@ -222,7 +222,8 @@ void pgbt_layout_free(struct pgbt_layout *layout)
 	layout->n_abi = 0;
 }
 
-/* Drops the member and sizeof facts that do not hold for machine. */
+/* Drops the member and sizeof facts that do not hold for machine (all of
+ * them for a machine no layout names); the source's facts stay. */
 static void keep_machine(struct pgbt_layout *layout, const char *machine)
 {
 	unsigned bit = machine_bit(machine);
@@ -231,12 +232,13 @@ static void keep_machine(struct pgbt_layout *layout, const char *machine)
 	layout->n_abi = 0;
 	for (size_t i = 0; i < layout->n; i++) {
 		struct pgbt_fact *f = &layout->facts[i];
+		bool abi = f->kind == FACT_MEMBER || f->kind == FACT_SIZEOF;
 
-		if (!(f->machines & bit)) {
+		if (abi && !(f->machines & bit)) {
 			free(f->names);
 			continue;
 		}
-		layout->n_abi += f->kind == FACT_MEMBER || f->kind == FACT_SIZEOF;
+		layout->n_abi += abi;
 		layout->facts[kept++] = *f;
 	}
 	layout->n = kept;

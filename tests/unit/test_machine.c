@@ -127,6 +127,16 @@ static void test_builtin(void)
 	CHECK_STR(majors, "13, 15, 17, 18");
 	pgbt_layout_builtin_majors("ELF machine 21", majors, sizeof(majors));
 	CHECK_STR(majors, "");
+	{	/* a machine no layout names: no offsets, the labels still */
+		struct pgbt_layout other;
+
+		CHECK(pgbt_layout_builtin(15, "ELF machine 21", &other, &err) == 0);
+		CHECK_EQ_U(other.n_abi, 0);
+		CHECK(!pgbt_layout_find(&other, FACT_MEMBER, NULL, NULL));
+		CHECK(pgbt_layout_find(&other, FACT_LABEL, NULL, NULL) != NULL);
+		CHECK(pgbt_layout_find(&other, FACT_ENUMERATOR, NULL, NULL) != NULL);
+		pgbt_layout_free(&other);
+	}
 }
 
 int main(void)
