@@ -29,3 +29,12 @@ done
 ${CC:-cc} -Os -nostdlib -static -fno-asynchronous-unwind-tables -Wl,--build-id \
 	-Wl,-z,noseparate-code -o "$dir/elf/tiny" tests/fuzz/tiny_elf.c
 strip -o "$dir/elf/tiny.stripped" "$dir/elf/tiny"
+# the same for aarch64, whose USDT arguments are written "-8@[x0, 8]"
+if command -v aarch64-linux-gnu-gcc >/dev/null; then
+	sed 's/on x86_64-pc-linux-gnu/on aarch64-unknown-linux-gnu/' tests/fuzz/tiny_elf.c >"$dir/tiny-a64.c"
+	aarch64-linux-gnu-gcc -Os -nostdlib -static -fno-asynchronous-unwind-tables \
+		-Wl,--build-id -Wl,-z,noseparate-code -Wl,-z,max-page-size=16 \
+		-isystem "/usr/include/$(${CC:-cc} -dumpmachine)" -o "$dir/elf/tiny-a64" "$dir/tiny-a64.c"
+	aarch64-linux-gnu-strip -o "$dir/elf/tiny-a64.stripped" "$dir/elf/tiny-a64"
+	rm "$dir/tiny-a64.c"
+fi
