@@ -24,6 +24,7 @@ run() {
 {
 	for s in trixie bullseye sid; do run "root-$s" "$here/debian-root.sh" "$s"; done
 	for m in 14 16; do run "embedded-$m" "$here/embedded-postgres.sh" "$m"; done
+	for m in 13 15 17 18; do run "arm64-$m" "$here/debian-arm64.sh" "$m"; done
 } &
 downloads=$!
 for b in 13 15 17 18 18-waitprobes; do run "pg$b" "$here/build-postgres.sh" "$b"; done

@@ -15,8 +15,8 @@
 # at once (default 4); the results are printed in order.
 #
 # A source (or package) the registry no longer serves is an unavailable
-# build (exit 3 of build-postgres.sh or embedded-postgres.sh, its tests
-# skipped by name), not a failure.
+# build (exit 3 of build-postgres.sh, embedded-postgres.sh or
+# debian-arm64.sh, its tests skipped by name), not a failure.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 real=${PGBT_CACHE:-/var/cache/pgbt}

@@ -45,6 +45,10 @@ mirror=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/nu
 [ -n "$mirror" ] || { echo "debian-arm64: no Debian mirror configured in /etc/apt" >&2; exit 1; }
 apt_dir=$cache/apt-arm64
 mkdir -p "$apt_dir/lists/partial" "$cache/arm64"
+# One major at a time: they share the package lists (check-fresh.sh runs
+# its steps side by side).
+exec 9>"$cache/arm64/.lock"
+flock 9
 for s in bullseye bookworm trixie sid; do
   echo "deb [arch=arm64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $s main"
 done >"$apt_dir/sources.list.new"
