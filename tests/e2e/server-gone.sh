@@ -7,6 +7,7 @@
 # it starts afresh after a backend crashed (the postmaster stays, its
 # shared memory does not), and when a container's server stops. Nothing
 # is counted after it.
+# tests/run: exclusive watchpoints
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
 
