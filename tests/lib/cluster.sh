@@ -447,13 +447,14 @@ cluster_names() {
 
 cluster_pids() {
 	local data=${1:?usage: cluster_pids DATADIR} p cwd
-	for p in /proc/[0-9]*; do
-		cwd=$(readlink "$p/cwd" 2>/dev/null) || continue
+	# Every process's cwd in one find (a readlink per process took 1.4 s
+	# here with 155 processes); the comparisons are bash's own.
+	while IFS=$'\t' read -r p cwd; do
 		# After rm -rf the link reads "DIR (deleted)". A container's
 		# process shows its own path: the same directory (-ef) then.
 		[[ $cwd == "$data" || $cwd == "$data (deleted)" || $p/cwd -ef $data ]] &&
 			echo "${p#/proc/}"
-	done
+	done < <(find /proc -mindepth 2 -maxdepth 2 -name cwd -path '/proc/[0-9]*' -printf '%h\t%l\n' 2>/dev/null)
 	return 0
 }
 
