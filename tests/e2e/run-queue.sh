@@ -21,13 +21,20 @@
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
 
-# Checks that US, a backend's run-queue time as the script counts it, is
-# at most RUN_DELAY (the kernel's, us) and at least PCT% of it, 1 ms
-# allowed either way.
+# The most the kernel's run_delay may exceed the script's count, per wait
+# (timeslice): the kernel dates a wait from its run-queue clock at the
+# start of the switch or wake-up, the script from the tracepoint after it.
+# From tests/README's stress runs.
+GAP_PER_WAIT_US=40
+
+# Checks that US, a backend's run-queue time as the script counts it over
+# WAITS waits, lies between the kernel's RUN_DELAY (us) less
+# GAP_PER_WAIT_US a wait and RUN_DELAY itself, 1 ms allowed either way.
 within_run_delay() {
-	local what=$1 us=$2 delay=$3 pct=$4
-	check_eq "$LEG: $what ($us us): at most the kernel's run_delay ($delay us), at least $pct% of it" \
-		"$((us <= delay + 1000 && (us + 1000) * 100 >= delay * pct))" 1
+	local what=$1 us=$2 delay=$3 waits=$4 gap
+	gap=$(((delay - us) / (waits > 0 ? waits : 1)))
+	check_between "$LEG: $what (us; the kernel's run_delay less $GAP_PER_WAIT_US us a wait, to it; $gap us a wait short over $waits waits)" \
+		"$us" "$((delay - waits * GAP_PER_WAIT_US))" "$delay" 1000
 }
 
 test_leg() {
@@ -82,15 +89,16 @@ test_leg() {
 	moved=$(bt_map "$out" migrations_by_pid "$pid")
 	check_eq "$LEG: the backend waited over 300 ms on CPU 0's queue (${us:-0} us)" \
 		"$((${us:-0} > 300000))" 1
-	within_run_delay "its run-queue time" "${us:-0}" "$delay_us" 97
+	within_run_delay "its run-queue time" "${us:-0}" "$delay_us" "${waits:-0}"
 	# Each wait ends in a timeslice; a few the script did not see begin.
 	check_eq "$LEG: its run-queue waits (${waits:-0}): at most the kernel's timeslices ($slices), at least 97% of them" \
 		"$((${waits:-0} <= slices + 2 && (${waits:-0} + 2) * 100 >= slices * 97))" 1
 	check_eq "$LEG: its migrations, the kernel's se.nr_migrations" "${moved:-0}" "$migrations"
 	check_eq "$LEG: moved at least twice by taskset" "$((${migrations:-0} >= 2))" 1
-	local cus
+	local cus cwaits
 	cus=$(bt_map "$out" runq_us_by_pid "$cpid")
-	within_run_delay "the control's run-queue time" "${cus:-0}" "$cdelay_us" 90
+	cwaits=$(bt_map "$out" runq_waits_by_pid "$cpid")
+	within_run_delay "the control's run-queue time" "${cus:-0}" "$cdelay_us" "${cwaits:-0}"
 	check_empty "$LEG: no warnings" "$(bt_problems "$out")"
 	cluster_stop
 }
