@@ -1,5 +1,6 @@
 #include "expr.h"
 
+#include "hwbp.h"
 #include "machine.h"
 
 #include <ctype.h>
@@ -496,7 +497,7 @@ static int eval_in_backend(struct pgbt_eval *ev, const char *expr, const char *a
 /* What an expression is, in the order pgbt_eval tries the forms: its
  * dispatch and pgbt_expr_needs both read expressions through this. */
 enum expr_kind {
-	K_LET, K_PARAM, K_LIVE_BUILTIN, K_BUILTIN, K_LOOP_VAR, K_ERROR, K_SUM, K_BACKEND,
+	K_LET, K_PARAM, K_LIVE_BUILTIN, K_BUILTIN, K_LOOP_VAR, K_ERROR, K_NOTE, K_SUM, K_BACKEND,
 	K_NUMBER, K_ADDRESS, K_DEREF, K_TYPE_FN, K_ENUMERATOR, K_UNKNOWN
 };
 
@@ -536,6 +537,8 @@ static enum expr_kind classify(const struct pgbt_scope *s, const char *expr)
 	}
 	if (is_call(expr, "error"))
 		return K_ERROR;
+	if (is_call(expr, "note"))
+		return K_NOTE;
 	if (top_plus(expr))
 		return K_SUM;
 	if (is_call(expr, "backend"))
@@ -642,6 +645,31 @@ static int eval_error(struct pgbt_eval *ev, const char *expr, struct pgbt_err *e
 	return -1;
 }
 
+/* "note(KEY: TEXT)": a line of the provenance block, from a branch the
+ * rendering took (which mechanism a script uses, and why); renders as
+ * nothing. "KEY:" is aligned as the block's own keys are. */
+static int eval_note(struct pgbt_eval *ev, const char *expr, char *out, size_t outlen,
+		     struct pgbt_err *err)
+{
+	char *text = pgbt_call_args(expr, "note");
+	size_t key = text ? strcspn(text, ": ") : 0;
+
+	if (!text)
+		return pgbt_fail(err, "out of memory");
+	if (!text[0] || text[key] != ':' || key == 0 || key > 10) {
+		free(text);
+		return pgbt_fail(err, "%s: {{ %s }}: want note(KEY: TEXT), KEY a word of at most "
+				 "10 letters", ev->scope.where, expr);
+	}
+	if (!seen(ev, expr))
+		pgbt_buf_printf(&ev->notes, "// %.*s:%*s%s\n", (int)key, text, (int)(11 - key), "",
+				text + key + 1 + strspn(text + key + 1, " "));
+	free(text);
+	if (outlen)
+		out[0] = '\0';
+	return 0;
+}
+
 /* "backend(ARGS)": eval_in_backend with ARGS. */
 static int eval_backend(struct pgbt_eval *ev, const char *expr, char *out, size_t outlen,
 			struct pgbt_err *err)
@@ -732,6 +760,8 @@ static int eval_trimmed(struct pgbt_eval *ev, const char *expr, char *out, size_
 		break;
 	case K_ERROR:
 		return eval_error(ev, expr, err);
+	case K_NOTE:
+		return eval_note(ev, expr, out, outlen, err);
 	case K_SUM:
 		return eval_sum(ev, expr, out, outlen, err);
 	case K_BACKEND:
@@ -867,6 +897,27 @@ static bool has_tracepoint(struct pgbt_eval *ev, const char *category, const cha
 	return kernel_has_tracepoint(category, name);
 }
 
+/* {{if watchpoints}}: whether this machine's hardware watchpoints fire,
+ * tested once per rendering, when a template first asks, and said in the
+ * provenance block. A machine that cannot be tested counts as one where
+ * they do not fire: a script must never count zeros unawares. */
+static bool watchpoints_fire(struct pgbt_eval *ev)
+{
+	struct pgbt_err why = { .msg = "" };
+	int fire;
+
+	if (ev->watchpoints)
+		return ev->watchpoints - 2 == 1;
+	fire = (ev->scope.watchpoint_test ? ev->scope.watchpoint_test : pgbt_hw_watchpoints_fire)(&why);
+	ev->watchpoints = fire + 2;
+	if (fire == 1)
+		pgbt_buf_printf(&ev->prov, "//   watchpoints = yes (a test watchpoint on a variable "
+				"of pgbt-gen's own fired)\n");
+	else
+		pgbt_buf_printf(&ev->prov, "//   watchpoints = no: %s\n", why.msg);
+	return fire == 1;
+}
+
 /* The conditions FN(A:B): whether the binary or the kernel has it. */
 struct pair_cond {
 	const char *fn, *form;
@@ -917,6 +968,10 @@ static int eval_cond_in(struct pgbt_eval *ev, char *cond, bool *ret, struct pgbt
 		*ret = ev->t->other_pidns;
 		return 0;
 	}
+	if (strcmp(cond, "watchpoints") == 0) {
+		*ret = watchpoints_fire(ev);
+		return 0;
+	}
 	{
 		int rc = eval_bpftrace_cond(ev, cond, ret, err);
 		if (rc <= 0)
@@ -949,4 +1004,5 @@ void pgbt_eval_free(struct pgbt_eval *ev)
 		free(ev->seen[i]);
 	ev->nseen = 0;
 	pgbt_buf_free(&ev->prov);
+	pgbt_buf_free(&ev->notes);
 }

@@ -40,6 +40,9 @@ struct pgbt_scope {
 	size_t nargs;
 	const struct pgbt_bpftrace *bpftrace;   /* NULL: the oldest supported */
 	bool connected;                 /* given rows from a connection (-d) */
+	/* {{if watchpoints}}: whether this machine's hardware watchpoints
+	   fire (1), do not (0) or cannot be tested (-1, err says why) */
+	int (*watchpoint_test)(struct pgbt_err *err);
 };
 
 struct pgbt_eval {
@@ -51,6 +54,8 @@ struct pgbt_eval {
 	pid_t in_pid;                   /* whose memory is read: a backend
 					   inside backend(), else 0 (postmaster) */
 	struct pgbt_buf prov;           /* "//   EXPR = VALUE ..." lines */
+	struct pgbt_buf notes;          /* "// KEY: TEXT" lines of {{ note() }} */
+	int watchpoints;                /* watchpoint_test's answer + 2, once asked */
 	char *seen[PGBT_MAX_SEEN];      /* expressions already in prov */
 	size_t nseen;
 };

@@ -76,6 +76,7 @@ struct pgbt_template {
 	struct pgbt_include includes[PGBT_MAX_INCLUDES];
 	size_t nincludes;
 	const struct pgbt_bpftrace *bpftrace;   /* not owned; NULL: the oldest */
+	int (*watchpoint_test)(struct pgbt_err *err);   /* NULL: lib/hwbp.c's */
 	struct pgbt_node *nodes;        /* text parsed once: the top level */
 	size_t nnodes;
 };
@@ -122,6 +123,12 @@ int pgbt_template_add_rows(struct pgbt_template *tpl, const struct pgbt_rows *ro
  * caller keeps it alive until rendering is done. Without it, templates
  * are rendered for the oldest supported bpftrace. */
 void pgbt_template_set_bpftrace(struct pgbt_template *tpl, const struct pgbt_bpftrace *bt);
+
+/* How {{if watchpoints}} tests this machine (see watchpoint_test in
+ * expr.h): for tests, a machine of either kind; by default
+ * pgbt_hw_watchpoints_fire (lib/hwbp.h). */
+void pgbt_template_set_watchpoint_test(struct pgbt_template *tpl,
+				       int (*test)(struct pgbt_err *err));
 
 /* Backend parameters name a process as pg_stat_activity.pid shows it,
  * which in a container is not our PID for it: turned into ours here (the

@@ -134,7 +134,8 @@ static int add_tag(struct pgbt_node **v, size_t *n, enum pgbt_node_kind kind,
 }
 
 /* [p, e) into nodes, the way the text renders: a block tag alone on its
- * line takes the line, a value tag leaves it. */
+ * line takes the line, a value tag leaves it (but note(), which renders
+ * as nothing). */
 static int parse_seq(struct parse *ps, const char *p, const char *e, struct pgbt_node **v,
 		     size_t *n, struct pgbt_err *err)
 {
@@ -167,10 +168,14 @@ static int parse_seq(struct parse *ps, const char *p, const char *e, struct pgbt
 		if (is_block(&t, "else") || is_block(&t, "end"))
 			return pgbt_fail(err, "%s: {{%.*s}} without {{if}} or {{for}}",
 					 where(ps, t.open, w, sizeof(w)), (int)t.in_len, t.in);
+		/* a note() renders as nothing: alone on its line, it takes the
+		   line, as a block tag does */
+		bool note = t.in_len > 5 && strncmp(t.in, "note(", 5) == 0;
 		struct pgbt_node value = { .kind = NODE_TEXT };
-		if (add_text(v, n, p, t.open, err) < 0 || add_tag(v, n, NODE_VALUE, &t, line, &value, err) < 0)
+		if (add_text(v, n, p, note ? t.from : t.open, err) < 0 ||
+		    add_tag(v, n, NODE_VALUE, &t, line, &value, err) < 0)
 			return -1;
-		p = t.close;
+		p = note ? t.to : t.close;
 	}
 	return add_text(v, n, p, e, err);
 }

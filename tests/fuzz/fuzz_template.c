@@ -62,6 +62,17 @@ static void header_name(const char *text, size_t len, char *ret, size_t size)
 		snprintf(ret, size, "%.*s", (int)(tab - p), p);
 }
 
+/* {{if watchpoints}} without a perf event per input: the answer alternates. */
+static int watchpoints_alternate(struct pgbt_err *err)
+{
+	static int n;
+
+	if (n++ % 2)
+		return 1;
+	pgbt_fail(err, "watchpoints do not fire (fuzz)");
+	return 0;
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	const char *binary = getenv("PGBT_FUZZ_BINARY");
@@ -92,6 +103,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (pgbt_template_load(name, "fuzz", in.data, len, read_fragment, &in, &tpl, &err) < 0)
 		return 0;
 	pgbt_template_needs(&tpl, &needs);
+	pgbt_template_set_watchpoint_test(&tpl, watchpoints_alternate);
 	if (pgbt_template_render(&tpl, &target, &out, &err) == 0)
 		free(out);
 	pgbt_template_free(&tpl);

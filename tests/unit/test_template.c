@@ -3,6 +3,8 @@
  * DWARF, offline from the built-in layout (stripped copy), and live from a
  * running copy named "postgres" whose addresses it prints itself. */
 #include "check.h"
+#include "cpus.h"
+#include "hwbp.h"
 #include "template.h"
 
 #include <signal.h>
@@ -42,6 +44,8 @@ static int read_fragment(void *ctx, const char *name, char **ret, size_t *ret_le
 
 /* The bpftrace templates are rendered for (NULL: none given). */
 static const struct pgbt_bpftrace *render_bt;
+/* How {{if watchpoints}} tests the machine (NULL: for real). */
+static int (*render_wp)(struct pgbt_err *err);
 
 /* Renders text as template "t" with parameters; NULL on error (in err). */
 static char *render(struct pgbt_target *t, const char *text, const char *param,
@@ -55,6 +59,7 @@ static char *render(struct pgbt_target *t, const char *text, const char *param,
 		return NULL;
 	if (render_bt)
 		pgbt_template_set_bpftrace(&tpl, render_bt);
+	pgbt_template_set_watchpoint_test(&tpl, render_wp);
 	if (!param || pgbt_template_set_param(&tpl, param, err) == 0)
 		pgbt_template_render(&tpl, t, &out, err);
 	pgbt_template_free(&tpl);
@@ -294,6 +299,133 @@ static void test_include(struct pgbt_target *t)
 /* The language itself, on an offline target. */
 static void test_bpftrace(struct pgbt_target *t);
 
+/* Machines of each kind for {{if watchpoints}}, counting their tests. */
+static int wp_tests;
+static int wp_fire(struct pgbt_err *err)
+{
+	(void)err;
+	wp_tests++;
+	return 1;
+}
+static int wp_silent(struct pgbt_err *err)
+{
+	wp_tests++;
+	pgbt_fail(err, "this machine's hardware watchpoints do not fire (test)");
+	return 0;
+}
+static int wp_unknown(struct pgbt_err *err)
+{
+	wp_tests++;
+	return pgbt_fail(err, "could not test this machine's hardware watchpoints (test)");
+}
+
+/* {{if watchpoints}}: asked of the machine once per rendering, only when
+ * a template asks, said in the provenance block; a machine that cannot
+ * tell counts as one where they do not fire. */
+static void test_watchpoints(struct pgbt_target *t)
+{
+	const char *tpl = HEADER "//@ param m choice:a|b a mode\n"
+		"{{if watchpoints}}fire{{else}}none{{end}} {{if $m == a && watchpoints}}again{{end}}\n";
+	struct pgbt_err err;
+	int real;
+
+	render_wp = wp_fire;
+	wp_tests = 0;
+	expect(t, tpl, NULL, "fire again\n");
+	CHECK_EQ_U(wp_tests, 1);
+	expect(t, tpl, NULL, "//   watchpoints = yes (a test watchpoint on a variable of pgbt-gen's own fired)\n");
+	render_wp = wp_silent;
+	expect(t, tpl, NULL, "none \n");
+	expect(t, tpl, NULL, "//   watchpoints = no: this machine's hardware watchpoints do not fire (test)\n");
+	render_wp = wp_unknown;
+	expect(t, tpl, NULL, "none \n");
+	expect(t, tpl, NULL, "//   watchpoints = no: could not test this machine's hardware watchpoints (test)\n");
+	/* a template that does not ask never tests the machine */
+	wp_tests = 0;
+	expect(t, HEADER "{{if major >= 17}}x{{end}}\n", NULL, "x\n");
+	CHECK_EQ_U(wp_tests, 0);
+	render_wp = NULL;
+	real = pgbt_hw_watchpoints_fire(&err);
+	expect(t, HEADER "{{if watchpoints}}fire{{else}}none{{end}}\n", NULL,
+	       real == 1 ? "fire\n" : "none\n");
+}
+
+/* {{ note(KEY: TEXT) }}: a line of the provenance block, from the branch
+ * taken, rendering as nothing (alone on its line: not even the line). */
+static void test_note(struct pgbt_target *t)
+{
+	const char *tpl = HEADER "//@ param m choice:a|b a mode\n"
+		"a\n{{if $m == a}}\n  {{ note(mechanism: one (a + b), said) }}\n{{else}}\n"
+		"{{ note(mechanism: the other) }}\n{{end}}\nb{{ note(via: inline) }}c\n";
+
+	expect(t, tpl, NULL, "// parameters: m=a (default)\n// mechanism:  one (a + b), said\n"
+	       "// via:        inline\n");
+	expect(t, tpl, NULL, "\na\nbc\n");
+	expect(t, tpl, "m=b", "// mechanism:  the other\n");
+	/* the same note twice (a loop, another branch): one line */
+	struct pgbt_err err;
+	char *out = render(t, HEADER "{{ note(k: once) }}{{ note(k: once) }}x\n", NULL, &err);
+	const char *first = out ? strstr(out, "// k:          once\n") : NULL;
+	CHECK(first && !strstr(first + 1, "// k:"));
+	free(out);
+	expect_error(t, HEADER "{{ note(no key here) }}\n", NULL, "want note(KEY: TEXT)");
+	expect_error(t, HEADER "{{ note(: empty key) }}\n", NULL, "want note(KEY: TEXT)");
+	expect_error(t, HEADER "{{ note(elevenchars: x) }}\n", NULL, "want note(KEY: TEXT)");
+}
+
+/* A file holding text, for pgbt_cpus_possible. */
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* {{for C in cpus}}: every CPU id up to the highest the machine can have. */
+static void test_cpus(struct pgbt_target *t)
+{
+	static const struct { const char *text; int n; } lists[] = {
+		{ "0-1\n", 2 }, { "0\n", 1 }, { "0-3,8-11\n", 12 }, { "0,2,5\n", 6 },
+		{ "", -1 }, { "x\n", -1 }, { "3-1\n", -1 }, { "0-\n", -1 }, { "0;1\n", -1 },
+		{ "0-99999\n", -1 },
+	};
+	char path[] = "/tmp/pgbt-cpus-XXXXXX", list[64], want[1024] = "", id[16];
+	struct pgbt_err err;
+	unsigned n;
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	close(fd);
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+		write_file(path, lists[i].text);
+		int rc = pgbt_cpus_possible(path, &n, list, sizeof(list), &err);
+		CHECK(lists[i].n < 0 ? rc < 0 && strstr(err.msg, "is not a list of CPUs")
+				     : rc == 0 && n == (unsigned)lists[i].n);
+	}
+	unlink(path);
+	CHECK(pgbt_cpus_possible(path, &n, list, sizeof(list), &err) < 0 &&
+	      strstr(err.msg, "No such file"));
+	if (pgbt_cpus_possible(PGBT_CPUS_POSSIBLE, &n, list, sizeof(list), &err) < 0) {
+		check_skip(err.msg);
+		return;
+	}
+	for (unsigned i = 0; i < n && i < 64; i++) {
+		snprintf(id, sizeof(id), "%u+", i);
+		strcat(want, id);
+	}
+	if (n <= 64)
+		expect(t, HEADER "{{for C in cpus}}{{C.id}}+{{end}}0\n", NULL, want);
+	snprintf(want, sizeof(want), "//   cpus: ids 0 to %u (%s in %s)\n", n - 1, list,
+		 PGBT_CPUS_POSSIBLE);
+	expect(t, HEADER "{{for C in cpus}}{{end}}{{for D in cpus}}{{end}}x\n", NULL, want);
+	expect_error(t, HEADER "{{for C in cpus limit 2}}{{end}}\n", NULL, "want: for X in cpus");
+}
+
 static void test_language(struct pgbt_target *t)
 {
 	expect(t, HEADER "//@ param n int:1..9 3 a number\nn={{ $n }};\n", NULL, "n=3;\n");
@@ -361,6 +493,9 @@ static void test_language(struct pgbt_target *t)
 	test_include(t);
 	test_bpftrace(t);
 	test_long_forms(t);
+	test_watchpoints(t);
+	test_note(t);
+	test_cpus(t);
 
 	/* a server in the host's PID namespace (an offline target too) */
 	expect(t, HEADER "{{if pidns}}ns{{else}}host{{end}} {{pg_pid}}\n", NULL, "host pid\n");
