@@ -11,7 +11,10 @@
 # run two at a time (they are CPU-bound and time nothing); a program that
 # differs from one already compiled by the same bpftrace only in PIDs,
 # addresses and (without USDT) the binary's path takes that one's result
-# (same_key), about half of them.
+# (same_key), about half of them. A rendering on
+# a hardware watchpoint (via=watchpoint) is rendered and compiled whether
+# or not this machine's watchpoints fire (tests/lib/e2e.sh exports
+# PGBT_WATCHPOINT_CHECK=off).
 # The lint itself is checked on a file of known violations, so it cannot
 # pass by finding nothing.
 # tests/run timeout: 1500
@@ -22,6 +25,7 @@ LINT=$PGBT_ROOT/tests/lint/bt-subset.sh
 # Combinations a script refuses on purpose, by the reason it gives.
 REFUSALS=(
 	"mode=usdt needs a build with the USDT probes postgresql:wait__event__start/end"
+	"via=usdt needs a build with the USDT probes postgresql:wait__event__start/end"
 	"stacks=all and -d do not fit together in the BPF stack"
 )
 # ... and those it refuses on majors before 14 only.

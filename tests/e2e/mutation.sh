@@ -2,17 +2,23 @@
 # The suite bites: pgbt-gen made to emit one wrong fact, through the
 # options any user has (--layouts-dir, --scripts-dir: a copy with one fact
 # changed), must make an e2e test fail on Debian's stripped 15 (where the
-# built-in layout is what pgbt-gen uses):
+# built-in layout is what pgbt-gen uses), on every host, whether or not
+# its hardware watchpoints fire:
 #   a wrong offset       nextXid's offset in the 15 layout (the XIDs land
-#                        elsewhere): xid-oid.sh
+#                        elsewhere): xid-oid.sh (the watched address holds
+#                        no nextXid; where watchpoints fire, the counts)
 #   a wrong enumerator   WAIT_EVENT_PG_SLEEP's value in the 15 layout
 #                        (pg_sleep is named another event): waits.sh
 #   a wrong address      xid-rate and xid-events watching nextOid instead
 #                        of nextXid: xid-oid.sh
-#   the same without     BufferUsage.shared_blks_read's offset in the 15
-#   watchpoints          layout, and query-profile reading pgWalUsage for
-#                        pgBufferUsage: queries.sh (xid-oid.sh needs
-#                        hardware watchpoints, which not every machine has)
+#   a wrong function     xid-rate and xid-events returning from
+#                        GetNewObjectId instead of GetNewTransactionId
+#                        (the uprobe path): xid-oid.sh
+#   a wrong return value xid-events taking nextXid as the XID returned + 2:
+#                        xid-oid.sh
+#   the same in another  BufferUsage.shared_blks_read's offset in the 15
+#   test                 layout, and query-profile reading pgWalUsage for
+#                        pgBufferUsage: queries.sh
 # A control run through the same wrapper with unchanged copies passes, so
 # each failure comes from its planted defect. The same offset and
 # enumerator planted in the 16 (14) layout must fail the same tests on
@@ -77,35 +83,42 @@ mkdir -p "$layouts" "$scripts"
 cp "$PGBT_ROOT"/lib/layouts/*.layout "$layouts/"
 cp -r "$PGBT_ROOT"/scripts/. "$scripts/"
 
-# xid-oid.sh counts with hardware watchpoints: where they never fire it
-# skips everything, and could catch nothing.
-XID_OID=1
-watchpoints_fire || XID_OID=
-
 # Control: the unchanged copies, through the same wrapper.
-if [[ -n $XID_OID ]]; then
-	got=$(run_with "$(wrapper --layouts-dir "$layouts" --scripts-dir "$scripts")" xid-oid.sh)
-	check_eq "control: xid-oid.sh passes with unchanged copies ($got)" "$(control_verdict "$got")" missed
-	check_contains "control: it ran checks" "$got" " passed, 0 failed"
+got=$(run_with "$(wrapper --layouts-dir "$layouts" --scripts-dir "$scripts")" xid-oid.sh)
+check_eq "control: xid-oid.sh passes with unchanged copies ($got)" "$(control_verdict "$got")" missed
+check_contains "control: it ran checks" "$got" " passed, 0 failed"
 
-	planted_layout_caught 15.layout 's/^member VariableCacheData nextXid 8 8$/member VariableCacheData nextXid 16 8/' \
-		"nextXid 16 8" xid-oid.sh "a wrong offset (nextXid at 16)"
-else
-	skip "a wrong offset and a wrong address, caught by xid-oid.sh: $WATCHPOINTS_WHY"
-fi
+planted_layout_caught 15.layout 's/^member VariableCacheData nextXid 8 8$/member VariableCacheData nextXid 16 8/' \
+	"nextXid 16 8" xid-oid.sh "a wrong offset (nextXid at 16)"
 
 # A wrong enumerator: PgSleep takes the code of the event before it.
 planted_layout_caught 15-waits.layout 's/^enumerator WAIT_EVENT_PG_SLEEP 0x09000002$/enumerator WAIT_EVENT_PG_SLEEP 0x09000001/' \
 	"WAIT_EVENT_PG_SLEEP 0x09000001" waits.sh "a wrong enumerator (PG_SLEEP)"
 
-# A wrong address: the XID scripts watching the next OID.
-if [[ -n $XID_OID ]]; then
-	sed -i 's/->(nextXid|nextFullXid)$/->nextOid/' "$scripts/xid-rate.bt" "$scripts/xid-events.bt"
-	check_eq "the address was planted" "$(grep -c -- '->nextOid$' "$scripts/xid-rate.bt" "$scripts/xid-events.bt" |
-		awk -F: '{ s += $2 } END { print s }')" 2
+# Plants SED in the copies of SCRIPTS (which must then hold NEEDLE, once
+# each), runs xid-oid.sh, which must fail: WHAT names the defect. The
+# copies are restored after.
+planted_script_caught() {
+	local sed=$1 needle=$2 what=$3 f got; shift 3
+	for f; do
+		sed -i "$sed" "$scripts/$f.bt"
+		check_eq "$what was planted in $f" "$(grep -cF -- "$needle" "$scripts/$f.bt")" 1
+	done
 	got=$(run_with "$(wrapper --scripts-dir "$scripts")" xid-oid.sh)
-	check_eq "a wrong address (nextOid for nextXid) is caught by xid-oid.sh ($got)" "$(verdict "$got")" caught
-fi
+	check_eq "$what is caught by xid-oid.sh ($got)" "$(verdict "$got")" caught
+	for f; do cp "$PGBT_ROOT/scripts/$f.bt" "$scripts/"; done
+}
+
+# A wrong address: the XID scripts watching the next OID.
+planted_script_caught 's/->(nextXid|nextFullXid)$/->nextOid/' '->nextOid' \
+	"a wrong address (nextOid for nextXid)" xid-rate xid-events
+# A wrong function: the XID scripts counting the returns of GetNewObjectId.
+planted_script_caught 's/^uretprobe:{{binary}}:GetNewTransactionId$/uretprobe:{{binary}}:GetNewObjectId/' \
+	'uretprobe:{{binary}}:GetNewObjectId' "a wrong function (GetNewObjectId for GetNewTransactionId)" \
+	xid-rate xid-events
+# A wrong return value: nextXid as the XID + 2.
+planted_script_caught 's/\$next = retval + 1;/$next = retval + 2;/' '$next = retval + 2;' \
+	"a wrong return value (nextXid = XID + 2)" xid-events
 
 # The same kinds of defect where queries.sh sees them, which needs no
 # watchpoint: query-profile's buffer counts against EXPLAIN's.
@@ -133,15 +146,11 @@ mutate_nodwarf() {
 		skip "mutations of the $major layout on $build: $why"
 		return 0
 	fi
-	if [[ -n $XID_OID ]]; then
-		got=$(run_with "$(wrapper --layouts-dir "$layouts")" xid-oid.sh "$leg")
-		check_eq "$major control: xid-oid.sh passes on $build with unchanged copies ($got)" "$(control_verdict "$got")" missed
-		check_contains "$major control: it ran checks" "$got" " passed, 0 failed"
-		planted_layout_caught "$major.layout" 's/^member VariableCacheData nextXid 8 8$/member VariableCacheData nextXid 16 8/' \
-			"nextXid 16 8" xid-oid.sh "$major: a wrong offset (nextXid at 16)" "$leg"
-	else
-		skip "$major: a wrong offset, caught by xid-oid.sh on $build: $WATCHPOINTS_WHY"
-	fi
+	got=$(run_with "$(wrapper --layouts-dir "$layouts")" xid-oid.sh "$leg")
+	check_eq "$major control: xid-oid.sh passes on $build with unchanged copies ($got)" "$(control_verdict "$got")" missed
+	check_contains "$major control: it ran checks" "$got" " passed, 0 failed"
+	planted_layout_caught "$major.layout" 's/^member VariableCacheData nextXid 8 8$/member VariableCacheData nextXid 16 8/' \
+		"nextXid 16 8" xid-oid.sh "$major: a wrong offset (nextXid at 16)" "$leg"
 	wrong=$(printf '0x%08x' $((sleep - 1)))
 	planted_layout_caught "$major-waits.layout" "s/^enumerator WAIT_EVENT_PG_SLEEP $sleep\$/enumerator WAIT_EVENT_PG_SLEEP $wrong/" \
 		"WAIT_EVENT_PG_SLEEP $wrong" waits.sh "$major: a wrong enumerator (PG_SLEEP)" "$leg"

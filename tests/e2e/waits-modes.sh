@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The waits script's USDT mechanism (mode=usdt) and backend-waits' hardware
-# watchpoint, under bpftrace against real servers, with waits of known
+# The waits script's USDT mechanism (mode=usdt) and backend-waits'
+# mechanisms, under bpftrace against real servers, with waits of known
 # length:
 #   usdt   on 18 built with tests/setup/pg18-wait-event-probes.patch
 #          (build-postgres.sh 18-waitprobes), chosen by default there,
@@ -11,13 +11,20 @@
 #          agrees on both; W's 50 commits with synchronous_commit on write
 #          WAL without sleeping: usdt counts at least 50 IO:WalWrite waits,
 #          sched_switch fewer (it sees only waits that leave the CPU).
-#   watch  backend-waits on every server build (bpftraces in turn): one
-#          backend A, followed by pid=A, sleeps 0.5 s then waits ~400 ms for an advisory lock H
-#          holds; only A is seen, with both waits and its idle ClientRead.
+#   watch  backend-waits on every server build (bpftraces in turn), and on
+#          18-waitprobes (the first bpftrace), every mechanism that can run
+#          there side by side, each following one backend A: via=switch
+#          everywhere, via=watchpoint where this machine's watchpoints fire
+#          (a skip by name elsewhere), via=usdt where the build has the
+#          probes, and via=auto, which must pick the watchpoint where they
+#          fire, else the USDT probes where built, else sched_switch. A,
+#          followed by pid=A, sleeps 0.5 s then waits ~400 ms for an
+#          advisory lock H holds; only A is seen, with both waits and its
+#          idle ClientRead.
 #   errors a bad pid= (not a backend, the postmaster, no such process),
-#          backend-waits without pid=, mode=usdt on a build without the
-#          probes: one line on stderr, nothing on stdout (on the first
-#          leg that runs).
+#          backend-waits without pid=, mode=usdt and via=usdt on a build
+#          without the probes: one line on stderr, nothing on stdout (on
+#          the first leg on the host whose build has no such probes).
 # Every rendering also keeps to the portable bpftrace subset and compiles.
 # tests/run: exclusive watchpoints
 set -euo pipefail
@@ -156,21 +163,35 @@ test_errors() {
 	expect_gen_error "backend-waits without pid" "needs pid=PID" backend-waits
 	expect_gen_error "mode=usdt without the probes" "mode=usdt needs a build with the USDT probes" \
 		waits mode=usdt
+	expect_gen_error "backend-waits via=usdt without the probes" "via=usdt needs a build with the USDT probes" \
+		backend-waits pid="$(cl_psql -c "select pid from pg_stat_activity where backend_type = 'checkpointer'")" via=usdt
 }
+
+# What each mechanism's first line says of itself.
+declare -A SAYS=(
+	[watchpoint]="hardware watchpoint on its wait_event_info (every wait of this backend"
+	[usdt]="through USDT wait__event__start/end (every wait of this backend"
+	[switch]="through sched_switch (its off-CPU waits only"
+)
 
 ERRORS_TESTED=
 test_watch() {
 	cluster_start "$LEG_BUILD"
-	# (on the host: in a container, PID 1 is the postmaster)
-	if [[ -z $ERRORS_TESTED && -z $CL_ROOT ]]; then
+	# (on the host: in a container, PID 1 is the postmaster; on a build
+	# without the USDT wait probes)
+	if [[ -z $ERRORS_TESTED && -z $CL_ROOT && $LEG_BUILD != "$USDT_BUILD" ]]; then
 		test_errors
 		ERRORS_TESTED=1
 	fi
-	if ! watchpoints_fire; then
-		skip "$LEG: backend-waits on a backend's waits: $WATCHPOINTS_WHY"
-		cluster_stop
-		return 0
+	# The mechanisms that can run here, and the one auto must pick.
+	local vias=switch auto_via=switch via
+	[[ $LEG_BUILD == "$USDT_BUILD" ]] && vias+=" usdt" auto_via=usdt
+	if watchpoints_fire; then
+		vias+=" watchpoint" auto_via=watchpoint
+	else
+		skip "$LEG: backend-waits via=watchpoint on a backend's waits: $WATCHPOINTS_WHY"
 	fi
+	vias+=" auto"
 
 	# A: a session fed through a fifo; its PID is known before it waits.
 	local dir=$E2E_TMP/watch-$LEG_BUILD-$LEG_BT afd a_pid i
@@ -185,12 +206,20 @@ test_watch() {
 	for ((i = 0; i < 100; i++)); do [[ -s $dir/a.pid ]] && break; sleep 0.05; done
 	a_pid=$(head -n1 "$dir/a.pid")
 
-	render watch backend-waits pid="$a_pid"
-	check_contains "$LEG: backend-waits says what it uses and sees" "$(header watch)" \
-		"hardware watchpoint on its wait_event_info (every wait of this backend"
-	check_contains "$LEG: backend-waits gives its cost" "$(header watch)" "~9 us per wait event"
-	lint watch "$(cl_host_pid "$a_pid")"
-	bt_start "$E2E_TMP/watch.bt" "$E2E_TMP/watch-$LEG_BUILD.out"
+	local pids=()
+	for via in $vias; do
+		render "watch-$via" backend-waits pid="$a_pid" via="$via" || continue
+		local says=${SAYS[$via]:-${SAYS[$auto_via]}}
+		check_contains "$LEG: backend-waits via=$via says what it uses and sees" "$(header "watch-$via")" "$says"
+		check_contains "$LEG: backend-waits via=$via: its provenance too" \
+			"$(grep '^// mechanism:' "$E2E_TMP/watch-$via.bt")" "// mechanism:  "
+		[[ $via == watchpoint ]] && check_contains "$LEG: backend-waits via=watchpoint gives its cost" \
+			"$(header "watch-$via")" "~9 us per wait event"
+		lint "watch-$via" "$(cl_host_pid "$a_pid")"
+		bt_launch "$E2E_TMP/watch-$via.bt" "$E2E_TMP/watch-$via-$LEG_BUILD.out"
+		pids+=("$BT_PID")
+	done
+	bt_attached "${pids[@]}" || true
 
 	echo "select pg_sleep(0.5);" >&$afd
 	check_eq "$LEG: pg_stat_activity names A's sleep" "$(psa_wait "$a_pid" Timeout:PgSleep)" Timeout:PgSleep
@@ -219,22 +248,29 @@ test_watch() {
 	exec {afd}>&-
 	wait "$a_bg" || true
 	sleep 0.2
-	bt_stop
+	((${#pids[@]} == 0)) || bt_stop "${pids[@]}"
 
-	local out=$E2E_TMP/watch-$LEG_BUILD.out
-	check_empty "$LEG: no bpftrace errors" "$(bt_problems "$out")"
-	check_near "$LEG: watch: A's ms in Timeout:PgSleep" "$(ms_of "$out" "$a_pid" Timeout:PgSleep)" 500 "$TOL_MS"
-	check_near "$LEG: watch: A's ms in Lock:advisory" "$(ms_of "$out" "$a_pid" Lock:advisory)" "$c_ms" "$TOL_MS"
-	local a_idle
-	a_idle=$(ms_of "$out" "$a_pid" Client:ClientRead)
-	check_eq "$LEG: watch: A's idle time in Client:ClientRead >= 300 ms (got $a_idle)" "$((a_idle >= 300))" 1
-	check_eq "$LEG: watch: only A is seen" \
-		"$(awk -F'[][, ]+' '/^@wait_us_by_pid\[/ { print $2 }' "$out" | sort -u)" "$a_pid"
+	local out a_idle
+	for via in $vias; do
+		out=$E2E_TMP/watch-$via-$LEG_BUILD.out
+		[[ -e $out ]] || continue
+		check_empty "$LEG: via=$via: no bpftrace errors" "$(bt_problems "$out")"
+		check_near "$LEG: via=$via: A's ms in Timeout:PgSleep" "$(ms_of "$out" "$a_pid" Timeout:PgSleep)" 500 "$TOL_MS"
+		check_near "$LEG: via=$via: A's ms in Lock:advisory" "$(ms_of "$out" "$a_pid" Lock:advisory)" "$c_ms" "$TOL_MS"
+		a_idle=$(ms_of "$out" "$a_pid" Client:ClientRead)
+		check_eq "$LEG: via=$via: A's idle time in Client:ClientRead >= 300 ms (got $a_idle)" "$((a_idle >= 300))" 1
+		check_eq "$LEG: via=$via: only A is seen" \
+			"$(awk -F'[][, ]+' '/^@wait_us_by_pid\[/ { print $2 }' "$out" | sort -u)" "$a_pid"
+	done
 	cluster_stop
 }
 
+first=1
 for bt in $PGBT_E2E_BPFTRACES; do
 	leg_use "$USDT_BUILD/$bt" && test_usdt
+	# backend-waits' USDT mechanism, beside the others, once.
+	[[ -n $first ]] && leg_use "$USDT_BUILD/$bt" && test_watch
+	first=
 done
 for leg in $(e2e_legs_checked each); do
 	leg_use "$leg" && test_watch
