@@ -148,17 +148,33 @@ test_include() {
 
 # A script on a hardware watchpoint is refused where watchpoints never
 # fire (it would print zeros); rendered, and says nothing, where they do.
+# The XID scripts' default (via=auto) takes no watchpoint: it renders on
+# either kind of machine.
 test_watchpoint_check() {
 	local rc=0 out
 	cluster_start 15
 	out=$(PGBT_WATCHPOINT_CHECK= "$PGBT_GEN" -p "$CL_PID" xid-rate 2>"$E2E_TMP/wp.err") || rc=$?
+	check_eq "xid-rate (via=auto) renders on any machine" "$rc:$(cat "$E2E_TMP/wp.err")" "0:"
+	check_eq "xid-rate (via=auto) takes no watchpoint" "$(grep -c '^watchpoint:' <<<"$out" || true)" 0
+	# backend-waits (via=auto) is never refused: its watchpoint where they
+	# fire, else (Debian's 15 has no USDT wait probes) sched_switch.
+	local bp want=sched_switch
+	bp=$(cl_psql -c "select pid from pg_stat_activity where backend_type = 'checkpointer'")
+	watchpoints_fire && want="a hardware watchpoint"
+	rc=0
+	out=$(PGBT_WATCHPOINT_CHECK= "$PGBT_GEN" -p "$CL_PID" backend-waits pid="$bp" 2>"$E2E_TMP/wp.err") || rc=$?
+	check_eq "backend-waits (via=auto) renders on any machine" "$rc:$(cat "$E2E_TMP/wp.err")" "0:"
+	check_contains "backend-waits (via=auto) takes what works here" "$(grep '^// mechanism:' <<<"$out")" \
+		"// mechanism:  $want"
+	rc=0
+	out=$(PGBT_WATCHPOINT_CHECK= "$PGBT_GEN" -p "$CL_PID" xid-rate via=watchpoint 2>"$E2E_TMP/wp.err") || rc=$?
 	if watchpoints_fire; then
-		check_eq "watchpoints fire here: xid-rate renders" "$rc:$(cat "$E2E_TMP/wp.err")" "0:"
+		check_eq "watchpoints fire here: xid-rate via=watchpoint renders" "$rc:$(cat "$E2E_TMP/wp.err")" "0:"
 		check_contains "watchpoints fire here: xid-rate has its watchpoint" "$out" $'\nwatchpoint:0x'
 		cluster_stop
 		return 0
 	fi
-	check_eq "watchpoints never fire here: xid-rate refused, nothing on stdout" "$rc:$out" "1:"
+	check_eq "watchpoints never fire here: xid-rate via=watchpoint refused, nothing on stdout" "$rc:$out" "1:"
 	check_eq "watchpoints never fire here: the refusal is one line" "$(wc -l <"$E2E_TMP/wp.err")" 1
 	check_contains "watchpoints never fire here: the refusal names the cause" "$(cat "$E2E_TMP/wp.err")" \
 		"pgbt-gen: xid-rate: this machine's hardware watchpoints do not fire"

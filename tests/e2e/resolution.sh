@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # What pgbt-gen resolves is what gdb says: on the builds with debug info
-# (15, 17, 18 from source), the watchpoint address equals gdb's
-# `print &TransamVariables->nextXid` (ShmemVariableCache on 15); every fact
-# in the provenance blocks of every script's default rendering (addresses,
-# enumerators, offsets, sizes: about 80), and a backend's addresses as
+# (15, 17, 18 from source), the watchpoint address (via=watchpoint)
+# equals gdb's `print &TransamVariables->nextXid` (ShmemVariableCache on
+# 15); every fact in the provenance blocks of every script's default
+# rendering and of the XID and OID scripts' watchpoint renderings
+# (addresses, enumerators, offsets, sizes: about 80), and a backend's addresses as
 # backend-waits reads them in it, equal gdb's answers in the same
 # process; and
 # every fact of the built-in layouts equals the DWARF of its major (for
@@ -37,8 +38,8 @@ test_against_gdb() {
 	fi
 	[[ $major == 15 ]] && var=ShmemVariableCache
 	cluster_start "$v"
-	"$PGBT_GEN" -p "$CL_PID" xid-rate >"$E2E_TMP/xid.bt"
-	"$PGBT_GEN" -p "$CL_PID" oid-consumers >"$E2E_TMP/oid.bt"
+	"$PGBT_GEN" -p "$CL_PID" xid-rate via=watchpoint >"$E2E_TMP/xid.bt"
+	"$PGBT_GEN" -p "$CL_PID" oid-consumers via=watchpoint >"$E2E_TMP/oid.bt"
 	local want
 	want=$(gdb_addr "&$var->nextXid")
 	check_eq "pg$v: &$var->nextXid as gdb prints it" "$(watch_addr "$E2E_TMP/xid.bt")" "$want"
@@ -129,6 +130,11 @@ test_provenance_against_gdb() {
 	for s in $("$PGBT_GEN" list | awk 'NR > 1 { print $1 }'); do
 		"$PGBT_GEN" -p "$CL_PID" "$s" >"$E2E_TMP/prov-$s.bt" 2>/dev/null || true
 	done
+	# the addresses the watchpoint mechanism watches, which the default
+	# (via=auto: uprobes) renderings do not need
+	for s in xid-rate xid-events oid-consumers; do
+		"$PGBT_GEN" -p "$CL_PID" "$s" via=watchpoint >"$E2E_TMP/prov-$s-watchpoint.bt"
+	done
 	gdb_check_provenance "$CL_PID" "$E2E_TMP/prov.diff" "$E2E_TMP"/prov-*.bt
 	diff=$(cat "$E2E_TMP/prov.diff")
 	check_eq "pg$v: every fact of the scripts' provenance equals gdb's ($PROV_N facts)" "$diff" ""
@@ -202,7 +208,8 @@ test_check_with_gdb() {
 	GDB
 	chmod +x "$E2E_TMP/fakegdb/gdb"
 	rc=0
-	out=$(PATH=$E2E_TMP/fakegdb:$PATH "$PGBT_GEN" -p "$CL_PID" --check-with gdb xid-rate 2>"$E2E_TMP/cw.err") || rc=$?
+	out=$(PATH=$E2E_TMP/fakegdb:$PATH "$PGBT_GEN" -p "$CL_PID" --check-with gdb xid-rate via=watchpoint \
+		2>"$E2E_TMP/cw.err") || rc=$?
 	check_eq "pg$v: a gdb that disagrees: non-zero exit" "$((rc != 0))" 1
 	check_empty "pg$v: a gdb that disagrees: nothing on stdout" "$out"
 	check_contains "pg$v: a gdb that disagrees: the facts named" "$(cat "$E2E_TMP/cw.err")" \
@@ -244,8 +251,14 @@ test_resolver_gdb() {
 	done
 	check_eq "pg$v: every script ($n) renders the same with --resolver gdb" "$bad" ""
 	check_eq "pg$v: --resolver gdb: at least 20 scripts compared" "$((n >= 20))" 1
+	# xid-rate's watchpoint, whose address needs types (its uprobe none)
+	"$PGBT_GEN" -p "$CL_PID" xid-rate via=watchpoint >"$E2E_TMP/dw-xid-watch.bt"
+	"$PGBT_GEN" -p "$CL_PID" --resolver gdb xid-rate via=watchpoint >"$E2E_TMP/gdb-xid-watch.bt"
 	check_contains "pg$v: --resolver gdb: xid-rate's types from gdb" \
-		"$(grep '^// types:' "$E2E_TMP/gdb-xid-rate.bt")" "(--resolver gdb)"
+		"$(grep '^// types:' "$E2E_TMP/gdb-xid-watch.bt")" "(--resolver gdb)"
+	check_empty "pg$v: --resolver gdb: xid-rate via=watchpoint renders the same" \
+		"$(diff <(grep -v '^// types:' "$E2E_TMP/dw-xid-watch.bt") \
+			<(grep -v '^// types:' "$E2E_TMP/gdb-xid-watch.bt" | sed 's/(gdb\([,)]\)/(DWARF\1/g'))"
 	cluster_stop
 }
 
@@ -256,12 +269,12 @@ test_check_with_gdb_nodwarf() {
 		return 0
 	fi
 	cluster_start "$v"
-	out=$("$PGBT_GEN" -p "$CL_PID" --check-with gdb xid-rate 2>&1) || rc=$?
+	out=$("$PGBT_GEN" -p "$CL_PID" --check-with gdb xid-rate via=watchpoint 2>&1) || rc=$?
 	check_eq "$v: --check-with gdb without DWARF fails" "$((rc != 0))" 1
 	check_contains "$v: for the fact gdb cannot answer" "$out" "->(nextXid|nextFullXid) = 0x"
 	check_contains "$v: saying so" "$out" "gdb gave no answer"
 	rc=0
-	out=$("$PGBT_GEN" -p "$CL_PID" --check-with gdb-if-able xid-rate 2>&1) || rc=$?
+	out=$("$PGBT_GEN" -p "$CL_PID" --check-with gdb-if-able xid-rate via=watchpoint 2>&1) || rc=$?
 	check_eq "$v: --check-with gdb-if-able renders" "$rc" 0
 	check_contains "$v: saying what gdb could not answer" "$out" "1 it could not answer (no debug info)"
 	cluster_stop
@@ -276,8 +289,8 @@ test_against_gdb_nodwarf() {
 		return 0
 	fi
 	cluster_start "$v"
-	"$PGBT_GEN" -p "$CL_PID" xid-rate >"$E2E_TMP/xid.bt"
-	"$PGBT_GEN" -p "$CL_PID" oid-consumers >"$E2E_TMP/oid.bt"
+	"$PGBT_GEN" -p "$CL_PID" xid-rate via=watchpoint >"$E2E_TMP/xid.bt"
+	"$PGBT_GEN" -p "$CL_PID" oid-consumers via=watchpoint >"$E2E_TMP/oid.bt"
 	ptr=$(gdb -q -batch -p "$CL_PID" -ex "print/x *(unsigned long *)&$var" 2>/dev/null |
 		sed -n 's/^\$1 = \(0x[0-9a-f]*\).*/\1/p')
 	check_contains "$v: gdb read $var through .symtab" "$ptr" "0x"

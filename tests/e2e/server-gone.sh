@@ -12,6 +12,9 @@ set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
 
 SCRIPTS="xid-rate waits lock-waits query-latency wal run-queue"
+# xid-rate on its watchpoint (it stops by the same probes wherever
+# watchpoints fire or not); the others as rendered by default.
+declare -A ARGS=([xid-rate]=via=watchpoint)
 
 # Starts every script of $SCRIPTS against the current cluster; their
 # bpftrace PIDs in BTS (name -> PID).
@@ -19,7 +22,8 @@ start_all() {
 	local s
 	declare -gA BTS=()
 	for s in $SCRIPTS; do
-		"$PGBT_GEN" -p "$CL_PID" "$s" >"$E2E_TMP/$s.bt"
+		# shellcheck disable=SC2086 # NAME=VALUE words
+		"$PGBT_GEN" -p "$CL_PID" "$s" ${ARGS[$s]:-} >"$E2E_TMP/$s.bt"
 		bt_start "$E2E_TMP/$s.bt" "$E2E_TMP/$s.out" || return 1
 		BTS[$s]=$BT_PID
 	done
