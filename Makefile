@@ -187,10 +187,14 @@ check: test-deps
 	if [ -n "$$failed" ]; then echo "make check: failed:$$failed" >&2; exit 1; fi; \
 	echo "make check: tests/run, unit-asan and fuzz passed"
 
+# Says each step before it runs it (the installs take a while the first time).
 demo:
-	tests/setup/install-deps.sh
-	$(MAKE) all
-	examples/demo.sh $(SCRIPT)
+	@echo "make demo: 1. the packages pgbt's build and tests use (bpftrace, a C compiler, elfutils, Debian's PostgreSQL 15...; those missing only): tests/setup/install-deps.sh"
+	@tests/setup/install-deps.sh
+	@echo "make demo: 2. pgbt-gen: make all"
+	@$(MAKE) --no-print-directory all
+	@echo "make demo: 3. a throwaway cluster and workload, traced by $(or $(SCRIPT),xid-rate): $(strip examples/demo.sh $(SCRIPT))"
+	@examples/demo.sh $(SCRIPT)
 
 # Only what the bench uses: the packages and pgbt-gen (bench/run builds the
 # PostgreSQL 17 debug build it compares rendering speed on).

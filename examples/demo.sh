@@ -49,7 +49,7 @@ script=${script:-${SCRIPT:-xid-rate}}
 
 # Checked up front: failing after a cluster is up would waste the user's time.
 preflight() {
-	((EUID == 0)) || die "bpftrace and the throwaway cluster need root: run 'sudo make demo'"
+	((EUID == 0)) || die "bpftrace and the throwaway cluster need root: run 'make demo' as root (su - or sudo -i)"
 	[[ -x $PGBT_GEN ]] || die "no generator at $PGBT_GEN: build it with 'make'"
 	command -v bpftrace >/dev/null || die "bpftrace is not installed (tests/setup/install-deps.sh installs it)"
 	# interval=2 makes the reports come often enough to watch, but only
@@ -158,7 +158,7 @@ demo_throwaway() {
 	target=(-p "$CL_PID")
 	render "$tmp/$script.bt"
 
-	say "Running it: bpftrace - for ${BPF_SECS} s (Ctrl-C stops it earlier)"
+	say "Running it for ${BPF_SECS} s (Ctrl-C stops it earlier): bpftrace - <$tmp/$script.bt"
 	run_bpftrace "$tmp/$script.bt" "$BPF_SECS"
 	say "Done. Stopping the workload and the cluster."
 }
@@ -173,7 +173,7 @@ demo_target() {
 	DEMO_TMP=$tmp
 	pgbt_on_exit demo_cleanup
 	render "$tmp/$script.bt"
-	say "Running it: bpftrace - until Ctrl-C"
+	say "Running it until Ctrl-C: bpftrace - <$tmp/$script.bt"
 	run_bpftrace "$tmp/$script.bt" 0
 }
 
