@@ -1,5 +1,5 @@
 /* The CPU ids of this machine, for scripts that keep one counter per CPU
- * (bpftrace's `cpu`) and add them up: {{for C in cpus}}. */
+ * (bpftrace's `cpu`) and add them up: {{cpus}}. */
 #ifndef PGBT_CPUS_H
 #define PGBT_CPUS_H
 

@@ -1,5 +1,6 @@
 #include "expr.h"
 
+#include "cpus.h"
 #include "hwbp.h"
 #include "machine.h"
 
@@ -331,6 +332,19 @@ static int eval_builtin(struct pgbt_eval *ev, const char *expr, char *out, size_
 					(main->end - main->start) / 1024, main->path[0] ? main->path : "anonymous memory");
 		return 0;
 	}
+	if (strcmp(expr, "cpus") == 0) {
+		/* how many CPU ids bpftrace's `cpu` can take here */
+		char list[256];
+		unsigned n;
+
+		if (pgbt_cpus_possible(PGBT_CPUS_POSSIBLE, &n, list, sizeof(list), err) < 0)
+			return pgbt_fail_prefix(err, "%s: {{ %s }}", ev->scope.where, expr);
+		snprintf(out, outlen, "%u", n);
+		if (!seen(ev, expr))
+			pgbt_buf_printf(&ev->prov, "//   cpus = %u (CPU ids %s possible: %s)\n", n, list,
+					PGBT_CPUS_POSSIBLE);
+		return 0;
+	}
 	if (strcmp(expr, "pg_pid") == 0) {
 		/* The PID in the server's namespace: numbers[level] of the
 		 * task's struct pid, read by address since bpftrace 0.17
@@ -527,7 +541,8 @@ static enum expr_kind classify(const struct pgbt_scope *s, const char *expr)
 		return K_LIVE_BUILTIN;
 	if (strcmp(expr, "binary") == 0 || strcmp(expr, "major") == 0 ||
 	    strcmp(expr, "pg_pid") == 0 || strcmp(expr, "machine") == 0 ||
-	    strcmp(expr, "caller") == 0 || strcmp(expr, "ip") == 0)
+	    strcmp(expr, "caller") == 0 || strcmp(expr, "ip") == 0 ||
+	    strcmp(expr, "cpus") == 0)
 		return K_BUILTIN;
 	/* "E.value", "R.name": a loop's variable and a field */
 	if (dot && (size_t)(dot - expr) < sizeof(head)) {

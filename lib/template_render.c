@@ -3,7 +3,6 @@
 #include "template.h"
 
 #include "buf.h"
-#include "cpus.h"
 #include "expr.h"
 #include "proc.h"
 #include "template_tree.h"
@@ -34,7 +33,6 @@ struct render {
 	const char *text;       /* start of the template, for includes */
 	char where[160];        /* the tag being rendered: "NAME:LINE" */
 	bool marked;            /* provenance mark emitted */
-	bool cpus_said;         /* the cpus loop's provenance line written */
 	struct enum_seen enums[ENUMS_SEEN_MAX];
 	size_t nenums;
 };
@@ -182,48 +180,6 @@ static int render_strings_for(struct render *r, const struct pgbt_node *f,
 	return rc;
 }
 
-static bool seen_cpus(struct render *r)
-{
-	bool said = r->cpus_said;
-
-	r->cpus_said = true;
-	return said;
-}
-
-/* {{for C in cpus}}: one iteration per CPU id this machine can have
- * ({{C.id}}), for a counter per CPU that a script adds up. */
-static int render_cpus_for(struct render *r, const struct pgbt_node *f, struct pgbt_buf *out,
-			   struct pgbt_err *err)
-{
-	char var[32], list[256], id[16];
-	const char *source, *cells[1] = { id };
-	struct pgbt_rows rows;
-	unsigned n;
-	int rc;
-
-	if (!for_parts(f->inner, var, sizeof(var), &source) || strcmp(source, "cpus") != 0 ||
-	    r->ev.nloop == sizeof(r->ev.loop) / sizeof(r->ev.loop[0]))
-		return pgbt_fail(err, "%s: cannot understand {{ %s }} (want: for X in cpus)",
-				 r->where, f->inner);
-	if (pgbt_cpus_possible(PGBT_CPUS_POSSIBLE, &n, list, sizeof(list), err) < 0)
-		return pgbt_fail_prefix(err, "%s", r->where);
-	if (pgbt_rows_init(&rows, "cpus", "id", PGBT_CPUS_POSSIBLE, err) < 0)
-		return -1;
-	for (unsigned i = 0; i < n; i++) {
-		snprintf(id, sizeof(id), "%u", i);
-		if (pgbt_rows_add(&rows, cells, err) < 0) {
-			pgbt_rows_free(&rows);
-			return -1;
-		}
-	}
-	if (!seen_cpus(r))
-		pgbt_buf_printf(&r->ev.prov, "//   cpus: ids 0 to %u (%s in %s)\n", n - 1, list,
-				PGBT_CPUS_POSSIBLE);
-	rc = render_rows(r, f, var, &rows, rows.nrows, out, err);
-	pgbt_rows_free(&rows);
-	return rc;
-}
-
 /* The enumerators of type, from the target on first use (with their
  * provenance line), after that from r's cache. */
 static int enum_lookup(struct render *r, const char *type, struct pgbt_enumerator **items,
@@ -261,9 +217,6 @@ static int render_for(struct render *r, const struct pgbt_node *f, struct pgbt_b
 
 	if (strstr(f->inner, " strings("))
 		return render_strings_for(r, f, out, err);
-	if (for_parts(f->inner, var, sizeof(var), &source) && strncmp(source, "cpus", 4) == 0 &&
-	    (source[4] == '\0' || source[4] == ' '))
-		return render_cpus_for(r, f, out, err);
 	if (!strstr(f->inner, " enum("))
 		return render_rows_for(r, f, out, err);
 	if (!for_parts(f->inner, var, sizeof(var), &source) ||

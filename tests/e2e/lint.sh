@@ -47,7 +47,9 @@ test_lint_finds_violations() {
 	check_contains "the lint refuses for (\$kv : @map) rendered for 0.20" \
 		"$("$LINT" "$E2E_TMP/for-0.20.bt" 2>&1 || true)" "for-0.20.bt:2: loop"
 	check_contains "the lint refuses while rendered for 0.23" \
-		"$("$LINT" "$E2E_TMP/while-0.23.bt" 2>&1 || true)" "while-0.23.bt:2: loop"
+		"$("$LINT" "$E2E_TMP/while-0.23.bt" 2>&1 || true)" "while-0.23.bt:2: while"
+	printf '// bpftrace:   v0.17.0 (as asked)\nBEGIN { while (1) { } }\n' >"$E2E_TMP/while-0.17.bt"
+	check_empty "the lint accepts while rendered for 0.17" "$("$LINT" "$E2E_TMP/while-0.17.bt" 2>&1)"
 }
 
 # Every combination of SCRIPT's choice parameters, one line each

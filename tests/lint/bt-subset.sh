@@ -18,6 +18,8 @@
 # A rendering for a newer bpftrace (its provenance line "// bpftrace:
 # v0.23.2 ...", written by pgbt-gen) may use what that version has: map
 # iteration, `for ($kv : @map)`, from 0.21. Without that line: 0.17.
+# `while` (in 0.17, deprecated by later releases: 0.27 warns) only in a
+# rendering for a bpftrace before 0.23.
 set -euo pipefail
 file=${1:?usage: bt-subset.sh FILE [POSTMASTER_PID]}
 pm=${2:-}
@@ -54,7 +56,7 @@ line ~ /^BEGIN/                         { if (++begins > 1) bad("more than one B
 line ~ /^END/                           { if (++ends > 1) bad("more than one END") }
 line ~ /(^|[^a-z_])config[ \t]*=/       { bad("config block (bpftrace >= 0.20)") }
 line ~ /(^|[;{ \t])let[ \t]/            { bad("let (bpftrace >= 0.22)") }
-line ~ /(^|[;{ \t])while[ \t]*\(/     { bad("loop (not in 0.17)") }
+line ~ /(^|[;{ \t])while[ \t]*\(/     { if (minor >= 23) bad("while (0.17 to 0.22 only: later releases deprecate it)") }
 line ~ /(^|[;{ \t])for[ \t]*\(/ {
 	if (minor < 21 || line !~ /(^|[;{ \t])for[ \t]*\(\$[A-Za-z_0-9]+[ \t]*:[ \t]*@[A-Za-z_0-9]+[ \t]*\)/)
 		bad("loop (not in 0.17; for ($kv : @map) from 0.21, for a rendering that says so)")
