@@ -66,11 +66,19 @@ __asm__(".text\n"
 	"calib_push_first:\n\tpush %rbp\n\tpop %rbp\n\tret\n.size calib_push_first, .-calib_push_first\n"
 	".globl calib_mov_first\n.type calib_mov_first, @function\n"
 	"calib_mov_first:\n\tmov %rdi, %rax\n\tret\n.size calib_mov_first, .-calib_mov_first\n"
+	/* GetNewTransactionId's first instruction on most builds (push), and
+	   on CET builds such as Debian 13's (endbr64); each returns a value */
+	".globl calib_push_ret\n.type calib_push_ret, @function\n"
+	"calib_push_ret:\n\tpush %rbp\n\tmov $3, %eax\n\tpop %rbp\n\tret\n.size calib_push_ret, .-calib_push_ret\n"
+	".globl calib_endbr_ret\n.type calib_endbr_ret, @function\n"
+	"calib_endbr_ret:\n\tendbr64\n\tpush %rbp\n\tmov $3, %eax\n\tpop %rbp\n\tret\n.size calib_endbr_ret, .-calib_endbr_ret\n"
 	".globl calib_never_called\n.type calib_never_called, @function\n"
 	"calib_never_called:\n\tnop\n\tret\n.size calib_never_called, .-calib_never_called\n");
 void calib_nop_first(void);
 void calib_push_first(void);
 void calib_mov_first(void);
+void calib_push_ret(void);
+void calib_endbr_ret(void);
 void calib_never_called(void);
 
 volatile uint64_t calib_watched, calib_unwatched, calib_never_written;
@@ -95,6 +103,8 @@ static void loop_call(void (*f)(void), long n)
 static void loop_nop(long n) { loop_call(calib_nop_first, n); }
 static void loop_push(long n) { loop_call(calib_push_first, n); }
 static void loop_mov(long n) { loop_call(calib_mov_first, n); }
+static void loop_push_ret(long n) { loop_call(calib_push_ret, n); }
+static void loop_endbr_ret(long n) { loop_call(calib_endbr_ret, n); }
 
 static void loop_usdt(long n)
 {
@@ -170,6 +180,8 @@ static void loop_pingpong(long n)
 static void fire_nop(int on) { if (on) calib_nop_first(); }
 static void fire_push(int on) { if (on) calib_push_first(); }
 static void fire_mov(int on) { if (on) calib_mov_first(); }
+static void fire_push_ret(int on) { if (on) calib_push_ret(); }
+static void fire_endbr_ret(int on) { if (on) calib_endbr_ret(); }
 static void fire_usdt(int on)
 {
 	if (on)
@@ -213,6 +225,12 @@ static const struct probe probes[] = {
 	  "uprobe:%s:calib_mov_first", NULL, PID_FILTER },
 	{ "uretprobe", "uretprobe (return of a function whose entry is a nop)", loop_nop, fire_nop,
 	  "uretprobe:%s:calib_nop_first", NULL, PID_FILTER },
+	{ "uretprobe-push", "uretprobe, entry push %rbp (GetNewTransactionId's on most builds: xid-rate via=uprobe)",
+	  loop_push_ret, fire_push_ret, "uretprobe:%s:calib_push_ret", NULL, PID_FILTER },
+	{ "uprobe-endbr", "uprobe, first instruction endbr64 (CET builds, e.g. Debian 13's)",
+	  loop_endbr_ret, fire_endbr_ret, "uprobe:%s:calib_endbr_ret", NULL, PID_FILTER },
+	{ "uretprobe-endbr", "uretprobe, entry endbr64 (GetNewTransactionId's on CET builds)",
+	  loop_endbr_ret, fire_endbr_ret, "uretprobe:%s:calib_endbr_ret", NULL, PID_FILTER },
 	{ "usdt", "USDT probe (a nop with a .note.stapsdt entry)", loop_usdt, fire_usdt,
 	  "usdt:%s:pgbt_calib:tick", "usdt:%s:pgbt_calib:never", PID_FILTER },
 	{ "watchpoint", "hardware watchpoint, 8-byte write", loop_write, fire_write,

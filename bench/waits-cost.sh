@@ -11,13 +11,15 @@
 # NAME=BPFTRACE:@FILE, a program of your own (POSTMASTER_PID in it becomes
 # the bench cluster's postmaster PID), e.g. an empty probe for the floor.
 # Default: this checkout's waits on the bpftrace on PATH. Settings:
-# WC_BUILD (15), WC_SCRIPT (waits), WC_ARGS (per_backend=off), WC_ROUNDS
+# WC_BUILD (15), WC_SCRIPT (waits), WC_ARGS (per_backend=off;
+# WC_ARGS_<NAME>, when set, for variant NAME only), WC_ROUNDS
 # (5), WC_SECONDS (10, each window), WC_SHAPE (tpcb, select, or sort: one
 # in-memory ORDER BY of 51 rows per transaction, for sorts), WC_OUT
 # (a directory for the CSV and the rendered scripts; default a temp dir),
 # WC_STRLEN (200: bpftrace's string size; 64 for scripts whose strings
 # pass bpftrace 0.17's BPF stack at 200, e.g. sorts, slow-queries),
-# WC_LOCK (1: hold /tmp/pgbt-e2e.lock as the bench does; 0: measure while
+# WC_PROG_TYPES (BPF program types to count, e.g. "2": uprobes only;
+# default all), WC_LOCK (1: hold /tmp/pgbt-e2e.lock as the bench does; 0: measure while
 # others' tests run, for BPF time only), WC_RATE (transactions per second
 # pgbench holds, -R; default none: as fast as it can), WC_BASE (a
 # variant, e.g. an idle bpftrace: each other variant's CPU time per
@@ -65,8 +67,9 @@ for v in "$@"; do
 	if [[ $dir == @* ]]; then
 		sed "s/POSTMASTER_PID/$CL_PID/g" "${dir#@}" >"$file"
 	else
+		args_of=WC_ARGS_${name//[^A-Za-z0-9_]/_}
 		# shellcheck disable=SC2086 # WC_ARGS: NAME=VALUE words
-		PGBT_BPFTRACE=$bt "$PGBT_GEN" ${dir:+--scripts-dir "$dir"} -p "$CL_PID" "$WC_SCRIPT" $WC_ARGS >"$file" ||
+		PGBT_BPFTRACE=$bt "$PGBT_GEN" ${dir:+--scripts-dir "$dir"} -p "$CL_PID" "$WC_SCRIPT" ${!args_of-$WC_ARGS} >"$file" ||
 			bench_die "$name: does not render"
 	fi
 	names+=("$name") bts+=("$bt") files+=("$file")
@@ -88,9 +91,13 @@ cpu_halts() {
 	echo "$sum"
 }
 
-# "NS RUNS" of every BPF program bpftrace PID holds.
+# "NS RUNS" of every BPF program bpftrace PID holds (of the program
+# types in WC_PROG_TYPES only, when set: e.g. 2, uprobes, leaving out a
+# script's tracepoints, which fire for every process of the machine).
 bpf_mark() {
-	cat /proc/"$1"/fdinfo/* 2>/dev/null | awk '/^run_time_ns:/ { ns += $2 } /^run_cnt:/ { n += $2 }
+	cat /proc/"$1"/fdinfo/* 2>/dev/null | awk -v types=" ${WC_PROG_TYPES:-} " '
+		/^prog_type:/ { ok = types == "  " || index(types, " " $2 " ") > 0 }
+		ok && /^run_time_ns:/ { ns += $2 } ok && /^run_cnt:/ { n += $2 }
 		END { printf "%.0f %.0f\n", ns, n }'
 }
 
@@ -99,7 +106,8 @@ window() {
 	pgbt_bg env BPFTRACE_STRLEN="$WC_STRLEN" BPFTRACE_MAX_STRLEN="$WC_STRLEN" "${bts[$i]}" "${files[$i]}" >"$log" 2>&1
 	pid=$BG_PID
 	for ((k = 0; k < 300; k++)); do
-		grep -q Attaching "$log" && [[ $(cat "/proc/$pid/wchan" 2>/dev/null) == do_epoll_wait ]] && break
+		# "Attaching N probes" (bpftrace before 0.24), "Attached N probes" (later)
+		grep -q Attach "$log" && [[ $(cat "/proc/$pid/wchan" 2>/dev/null) == do_epoll_wait ]] && break
 		pgbt_alive "$pid" || bench_die "${names[$i]}: bpftrace exited: $(tail -n 3 "$log")"
 		sleep 0.1
 	done
