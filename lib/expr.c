@@ -915,7 +915,9 @@ static bool has_tracepoint(struct pgbt_eval *ev, const char *category, const cha
 /* {{if watchpoints}}: whether this machine's hardware watchpoints fire,
  * tested once per rendering, when a template first asks, and said in the
  * provenance block. A machine that cannot be tested counts as one where
- * they do not fire: a script must never count zeros unawares. */
+ * they do not fire: a script must never count zeros unawares. So does a
+ * server of a machine whose watchpoints pgbt's scripts cannot use
+ * (lib/machine.c: they are refused there). */
 static bool watchpoints_fire(struct pgbt_eval *ev)
 {
 	struct pgbt_err why = { .msg = "" };
@@ -923,7 +925,11 @@ static bool watchpoints_fire(struct pgbt_eval *ev)
 
 	if (ev->watchpoints)
 		return ev->watchpoints - 2 == 1;
-	fire = (ev->scope.watchpoint_test ? ev->scope.watchpoint_test : pgbt_hw_watchpoints_fire)(&why);
+	if (pgbt_machine_check_watchpoints(ev->t->machine, ev->scope.name, "watchpoint:", &why) < 0)
+		fire = 0;
+	else
+		fire = (ev->scope.watchpoint_test ? ev->scope.watchpoint_test
+						  : pgbt_hw_watchpoints_fire)(&why);
 	ev->watchpoints = fire + 2;
 	if (fire == 1)
 		pgbt_buf_printf(&ev->prov, "//   watchpoints = yes (a test watchpoint on a variable "

@@ -7,6 +7,7 @@
 #include "hwbp.h"
 #include "template.h"
 
+#include <elf.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -340,6 +341,15 @@ static void test_watchpoints(struct pgbt_target *t)
 	render_wp = wp_unknown;
 	expect(t, tpl, NULL, "none \n");
 	expect(t, tpl, NULL, "//   watchpoints = no: could not test this machine's hardware watchpoints (test)\n");
+	/* a server of a machine whose watchpoints pgbt cannot use: never */
+	unsigned machine = t->machine;
+	render_wp = wp_fire;
+	t->machine = EM_AARCH64;
+	wp_tests = 0;
+	expect(t, tpl, NULL, "none \n");
+	expect(t, tpl, NULL, "//   watchpoints = no: t: its hardware watchpoint reads the value just written");
+	CHECK_EQ_U(wp_tests, 0);
+	t->machine = machine;
 	/* a template that does not ask never tests the machine */
 	wp_tests = 0;
 	expect(t, HEADER "{{if major >= 17}}x{{end}}\n", NULL, "x\n");
