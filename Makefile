@@ -17,14 +17,14 @@ O        := build
 
 CC       ?= cc
 CFLAGS   ?= -O2 -g
-PKGS     := libelf libdw libpq
+PKGS     := libelf libdw libpq json-c
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lelf -ldw -lpq)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lelf -ldw -lpq -ljson-c)
 # snprintf and strncat truncation is how messages are bounded here, not a
 # bug (_FORTIFY_SOURCE, as Debian builds with, warns of the strncat ones).
 WARN     := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-format-truncation \
             -Wno-stringop-truncation
-ALL_CFLAGS := $(WARN) $(CPPFLAGS) $(CFLAGS) $(PKG_CFLAGS) -iquote lib -DPGBT_VERSION='"$(VERSION)"'
+ALL_CFLAGS := $(WARN) $(CPPFLAGS) $(CFLAGS) $(PKG_CFLAGS) -iquote lib -iquote report -DPGBT_VERSION='"$(VERSION)"'
 
 ifeq ($(V),1)
 Q :=
@@ -34,7 +34,7 @@ Q := @
 msg = @printf '  %-6s %s\n' $(1) $(2);
 endif
 
-LIB_SRC  := $(wildcard lib/*.c)
+LIB_SRC  := $(wildcard lib/*.c report/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(O)/%.o) $(O)/lib/embedded.o
 GEN_SRC  := $(wildcard gen/*.c)
 GEN_OBJ  := $(GEN_SRC:%.c=$(O)/%.o)
@@ -57,7 +57,7 @@ $(O)/pgbt-gen.1: gen/pgbt-gen.1 gen/man-scripts.sh $(O)/pgbt-gen
 	$(call msg,MAN,$@)
 	$(Q)gen/man-scripts.sh $(O)/pgbt-gen <gen/pgbt-gen.1 >$@
 
-$(O)/%.o: %.c $(wildcard lib/*.h gen/*.h) | $(O)
+$(O)/%.o: %.c $(wildcard lib/*.h gen/*.h report/*.h) | $(O)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@) && $(CC) $(ALL_CFLAGS) -iquote gen -c -o $@ $<
 

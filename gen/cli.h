@@ -9,7 +9,9 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-enum cli_command { CMD_RENDER, CMD_LIST, CMD_HELP, CMD_CHECK_LAYOUTS, CMD_CHECK_WATCHPOINTS };
+enum cli_command { CMD_RENDER, CMD_LIST, CMD_HELP, CMD_CHECK_LAYOUTS, CMD_CHECK_WATCHPOINTS,
+		   CMD_REPORT };
+enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_NONE };
 
 struct cli {
 	enum cli_command command;
@@ -23,6 +25,9 @@ struct cli {
 	bool check_with_gdb;     /* --check-with gdb[-if-able] */
 	bool check_strict;       /* every fact must be answered (not -if-able) */
 	bool resolver_gdb;       /* --resolver gdb: type facts from gdb, not libdw */
+	enum report_format report_format;   /* report: --format */
+	const char *textfile_dir;           /* report: --textfile DIR */
+	int report_top;                     /* report: --top N, 0 each table's */
 	const char *params[PGBT_MAX_PARAMS * 2];
 	int nparams;
 };
@@ -52,5 +57,8 @@ int cli_check_layouts(const struct cli *cli);
 /* pgbt-gen check-watchpoints: whether hardware watchpoints fire here (exit
  * 0), do not (1, saying so on stderr), or could not be tested (2). */
 int cli_check_watchpoints(void);
+
+/* pgbt-gen report: bpftrace -f json on stdin, a report out (report.c). */
+int cli_report(const struct cli *cli);
 
 #endif

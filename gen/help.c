@@ -5,6 +5,8 @@
  * target, whether it renders for that server and why not. */
 #include "cli.h"
 
+#include "spec.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +54,23 @@ static void print_param(const struct pgbt_param *p)
 	printf("  %-15s %s, default %s: %s\n", p->name, type, p->def, p->desc);
 }
 
+/* The tables pgbt-gen report makes of its output, if any. */
+static void print_report(const struct pgbt_template *tpl)
+{
+	struct rp_spec spec;
+	struct pgbt_err err;
+
+	if (!tpl->nreport)
+		return;
+	if (rp_spec_read(tpl, &spec, &err) < 0) {
+		printf("\nReport: none: %s\n", err.msg);
+		return;
+	}
+	printf("\nReport (pgbt-gen %s | sudo bpftrace -f json - | pgbt-gen report):\n", tpl->name);
+	for (int i = 0; i < spec.ntables; i++)
+		printf("  %s\n", spec.tables[i].title);
+}
+
 int cli_help(const struct cli *cli)
 {
 	struct pgbt_template tpl;
@@ -72,6 +91,7 @@ int cli_help(const struct cli *cli)
 	pgbt_template_needs(&tpl, &needs);
 	cli_needs_text(&needs, needs_line, sizeof(needs_line));
 	printf("\nNeeds: %s.\n", needs_line);
+	print_report(&tpl);
 	pgbt_template_free(&tpl);
 	if (!cli->pid && !cli->datadir && !cli->bin)
 		return 0;

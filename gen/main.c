@@ -157,6 +157,8 @@ int main(int argc, char **argv)
 		return cli_check_layouts(&cli);
 	case CMD_CHECK_WATCHPOINTS:
 		return cli_check_watchpoints();
+	case CMD_REPORT:
+		return cli_report(&cli);
 	case CMD_RENDER:
 		return render_script(&cli);
 	}

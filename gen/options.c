@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char usage[] =
 "Usage: pgbt-gen [TARGET] SCRIPT [NAME=VALUE...]   render SCRIPT to stdout\n"
@@ -20,6 +21,8 @@ static const char usage[] =
 "       pgbt-gen check-watchpoints                 whether this machine's hardware\n"
 "                                                  watchpoints fire (scripts on\n"
 "                                                  them are refused where not)\n"
+"       pgbt-gen report [REPORT OPTIONS]           read bpftrace -f json of a script\n"
+"                                                  on stdin, write a report\n"
 "\n"
 "Renders a bpftrace program fitted to one PostgreSQL server: struct offsets\n"
 "from DWARF (or a built-in layout), USDT probes, symbols and live addresses.\n"
@@ -49,6 +52,14 @@ static const char usage[] =
 "      --resolver gdb     take offsets, sizes, types and enumerators from gdb\n"
 "                         instead of libdw, for debug info libdw cannot read\n"
 "                         (slower: gdb reads it all first; default: libdw)\n"
+"Report options (docs/report.md):\n"
+"      --format text|json|none\n"
+"                         stdout: tables for people (default), JSON lines\n"
+"                         (schema pgbt-report/1), or nothing\n"
+"      --textfile DIR     also write DIR/pgbt_SCRIPT_PORT.prom for\n"
+"                         node_exporter's textfile collector, replaced\n"
+"                         whole at each report\n"
+"      --top N            rows per table (default: each table's own)\n"
 "  -h, --help             this text\n"
 "  -V, --version          pgbt-gen's version\n"
 "\n"
@@ -83,7 +94,7 @@ static int parse_pid(const char *s, pid_t *ret)
 int cli_parse(struct cli *cli, int argc, char **argv)
 {
 	enum { OPT_BIN = 256, OPT_SCRIPTS_DIR, OPT_BPFTRACE, OPT_LAYOUTS_DIR, OPT_CHECK_WITH,
-	       OPT_RESOLVER };
+	       OPT_RESOLVER, OPT_FORMAT, OPT_TEXTFILE, OPT_TOP };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "datadir", required_argument, NULL, 'D' },
@@ -94,11 +105,14 @@ int cli_parse(struct cli *cli, int argc, char **argv)
 		{ "check-with", required_argument, NULL, OPT_CHECK_WITH },
 		{ "resolver", required_argument, NULL, OPT_RESOLVER },
 		{ "conninfo", required_argument, NULL, 'd' },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "textfile", required_argument, NULL, OPT_TEXTFILE },
+		{ "top", required_argument, NULL, OPT_TOP },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, targets = 0;
+	int c, targets = 0, report_opts = 0;
 
 	memset(cli, 0, sizeof(*cli));
 	if (getenv("PGBT_BPFTRACE") && *getenv("PGBT_BPFTRACE"))
@@ -143,6 +157,33 @@ int cli_parse(struct cli *cli, int argc, char **argv)
 				return usage_error("%s", "--bpftrace: empty");
 			cli->bpftrace = optarg;
 			break;
+		case OPT_FORMAT:
+			if (strcmp(optarg, "text") == 0)
+				cli->report_format = REPORT_TEXT;
+			else if (strcmp(optarg, "json") == 0)
+				cli->report_format = REPORT_JSON;
+			else if (strcmp(optarg, "none") == 0)
+				cli->report_format = REPORT_NONE;
+			else
+				return usage_error("--format '%s': want text, json or none", optarg);
+			report_opts++;
+			break;
+		case OPT_TEXTFILE:
+			if (!*optarg)
+				return usage_error("%s", "--textfile: empty");
+			cli->textfile_dir = optarg;
+			report_opts++;
+			break;
+		case OPT_TOP: {
+			char *end;
+			errno = 0;
+			long n = strtol(optarg, &end, 10);
+			if (!*optarg || *end || errno || n < 1 || n > 1000)
+				return usage_error("--top '%s': want a number of rows, 1 to 1000", optarg);
+			cli->report_top = (int)n;
+			report_opts++;
+			break;
+		}
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -186,8 +227,18 @@ int cli_parse(struct cli *cli, int argc, char **argv)
 		cli->command = CMD_CHECK_LAYOUTS;
 	else if (strcmp(cli->script, "check-watchpoints") == 0)
 		cli->command = CMD_CHECK_WATCHPOINTS;
+	else if (strcmp(cli->script, "report") == 0)
+		cli->command = CMD_REPORT;
+	if (report_opts && cli->command != CMD_REPORT)
+		return usage_error("%s", "--format, --textfile and --top are options of report");
+	if (cli->command == CMD_REPORT && (targets || cli->conninfo))
+		return usage_error("%s", "report reads its server from the script's output: "
+				   "no -p, -D, --bin or -d");
+	if (cli->command == CMD_REPORT && cli->textfile_dir &&
+	    access(cli->textfile_dir, W_OK) != 0)
+		return usage_error("--textfile %s: not a directory we can write to", cli->textfile_dir);
 	if ((cli->command == CMD_LIST || cli->command == CMD_CHECK_LAYOUTS ||
-	     cli->command == CMD_CHECK_WATCHPOINTS) && cli->nparams)
+	     cli->command == CMD_CHECK_WATCHPOINTS || cli->command == CMD_REPORT) && cli->nparams)
 		return usage_error("'%s': this command takes no parameters", cli->params[0]);
 	if (cli->command == CMD_CHECK_LAYOUTS && !cli->bin)
 		return usage_error("%s", "check-layouts needs --bin PATH");

@@ -3,6 +3,7 @@
 #include "cpus.h"
 #include "hwbp.h"
 #include "machine.h"
+#include "proc.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -284,9 +285,46 @@ static void format_number(uint64_t v, bool hex, char *out, size_t outlen)
 	snprintf(out, outlen, hex ? "0x%" PRIx64 : "%" PRIu64, v);
 }
 
+/* {{ report }}: the line pgbt-gen report starts from (report/input.c),
+ * safe inside a bpftrace printf format: "pgbt SCRIPT NAME=VALUE...:
+ * postmaster PID, port PORT, data directory DIR". Values are checked
+ * against their types (no '%', no quote); the directory is escaped. */
+static int eval_report_line(struct pgbt_eval *ev, char *out, size_t outlen,
+			    struct pgbt_err *err)
+{
+	char dir[PATH_MAX * 2], *o = out;
+	size_t n;
+	int port;
+
+	if (need_live(ev, "report", err) < 0 ||
+	    pgbt_datadir_port(ev->t->datadir, &port, err) < 0)
+		return -1;
+	n = (size_t)snprintf(o, outlen, "pgbt %s", ev->scope.name);
+	for (size_t i = 0; i < ev->scope.nparams && n < outlen; i++)
+		n += (size_t)snprintf(o + n, outlen - n, " %s=%s", ev->scope.params[i].name,
+				      ev->scope.params[i].value);
+	pgbt_rows_escape(ev->t->datadir_inside[0] ? ev->t->datadir_inside : ev->t->datadir,
+			 PATH_MAX, dir, sizeof(dir));
+	if (n < outlen)
+		n += (size_t)snprintf(o + n, outlen - n, ": postmaster %d, port %d, data directory ",
+				      (int)(ev->t->other_pidns ? ev->t->nspid : ev->t->pid), port);
+	for (const char *d = dir; *d && n + 2 < outlen; d++) {
+		if (*d == '%')
+			o[n++] = '%';
+		o[n++] = *d;
+	}
+	if (n + 1 >= outlen)
+		return pgbt_fail(err, "%s: {{ report }}: longer than %zu bytes", ev->scope.where,
+				 outlen - 1);
+	o[n] = '\0';
+	return 0;
+}
+
 static int eval_builtin(struct pgbt_eval *ev, const char *expr, char *out, size_t outlen,
 			struct pgbt_err *err)
 {
+	if (strcmp(expr, "report") == 0)
+		return eval_report_line(ev, out, outlen, err);
 	if (strcmp(expr, "postmaster.pid") == 0 || strcmp(expr, "datadir") == 0) {
 		if (need_live(ev, expr, err) < 0)
 			return -1;
@@ -537,7 +575,7 @@ static enum expr_kind classify(const struct pgbt_scope *s, const char *expr)
 	if (expr[0] == '$')
 		return K_PARAM;
 	if (strcmp(expr, "postmaster.pid") == 0 || strcmp(expr, "datadir") == 0 ||
-	    strcmp(expr, "shmem.base") == 0)
+	    strcmp(expr, "shmem.base") == 0 || strcmp(expr, "report") == 0)
 		return K_LIVE_BUILTIN;
 	if (strcmp(expr, "binary") == 0 || strcmp(expr, "major") == 0 ||
 	    strcmp(expr, "pg_pid") == 0 || strcmp(expr, "machine") == 0 ||

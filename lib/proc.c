@@ -863,3 +863,29 @@ int pgbt_datadir_postmaster(const char *datadir, pid_t *ret, struct pgbt_err *er
 	*ret = pid;
 	return 0;
 }
+
+int pgbt_datadir_port(const char *datadir, int *ret, struct pgbt_err *err)
+{
+	char path[PATH_MAX], buf[1024], *line;
+	ssize_t n;
+	long port;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/postmaster.pid", datadir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return pgbt_fail(err, "%s: %s", path, strerror(errno));
+	n = read_full(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return pgbt_fail(err, "%s: %s", path, strerror(errno));
+	buf[n] = '\0';
+	line = buf;
+	for (int i = 1; i < 4 && line; i++)
+		if ((line = strchr(line, '\n')))
+			line++;
+	if (!line || sscanf(line, "%ld", &port) != 1 || port < 1 || port > 65535)
+		return pgbt_fail(err, "%s: no port on its fourth line", path);
+	*ret = (int)port;
+	return 0;
+}

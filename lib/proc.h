@@ -106,4 +106,8 @@ int pgbt_proc_postmasters(pid_t **ret, size_t *ret_n, struct pgbt_err *err);
  * or "DATADIR: postmaster.pid names PID N, which is not running". */
 int pgbt_datadir_postmaster(const char *datadir, pid_t *ret, struct pgbt_err *err);
 
+/* The port the server listens on: the fourth line of DATADIR/postmaster.pid
+ * (PostgreSQL's LOCK_FILE_LINE_PORT). */
+int pgbt_datadir_port(const char *datadir, int *ret, struct pgbt_err *err);
+
 #endif

@@ -124,6 +124,25 @@ static int parse_param(struct pgbt_template *tpl, char *args, struct pgbt_err *e
 	return 0;
 }
 
+/* "report ...": kept as written, for pgbt-gen report (report/spec.c). */
+static int keep_report_line(struct pgbt_template *tpl, const char *args, int lineno)
+{
+	char **lines = realloc(tpl->report, (tpl->nreport + 1) * sizeof(*lines));
+	int *nums;
+
+	if (!lines)
+		return -1;
+	tpl->report = lines;
+	nums = realloc(tpl->report_lines, (tpl->nreport + 1) * sizeof(*nums));
+	if (!nums)
+		return -1;
+	tpl->report_lines = nums;
+	if (!(lines[tpl->nreport] = pgbt_trim_dup(args, strlen(args))))
+		return -1;
+	nums[tpl->nreport++] = lineno;
+	return 0;
+}
+
 static int parse_let(struct pgbt_template *tpl, char *args)
 {
 	struct pgbt_let *l;
@@ -199,7 +218,8 @@ int pgbt_template_parse_expanded(const char *name, const char *origin, const cha
 			args++;
 		ok = !directive ||
 		     (strncmp(args, "param ", 6) == 0 && parse_param(ret, args + 6, &perr) == 0) ||
-		     (strncmp(args, "let ", 4) == 0 && parse_let(ret, args + 4) == 0);
+		     (strncmp(args, "let ", 4) == 0 && parse_let(ret, args + 4) == 0) ||
+		     (strncmp(args, "report ", 7) == 0 && keep_report_line(ret, args + 7, lineno) == 0);
 		free(line);
 		if (ok)
 			continue;
@@ -248,6 +268,13 @@ void pgbt_template_free(struct pgbt_template *tpl)
 	for (size_t i = 0; i < tpl->nlets; i++)
 		free(tpl->lets[i].expr);
 	tpl->nlets = 0;
+	for (size_t i = 0; i < tpl->nreport; i++)
+		free(tpl->report[i]);
+	free(tpl->report);
+	free(tpl->report_lines);
+	tpl->report = NULL;
+	tpl->report_lines = NULL;
+	tpl->nreport = 0;
 }
 
 const struct pgbt_param *pgbt_template_param(const struct pgbt_template *tpl, const char *name)

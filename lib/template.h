@@ -77,6 +77,11 @@ struct pgbt_template {
 	size_t nincludes;
 	const struct pgbt_bpftrace *bpftrace;   /* not owned; NULL: the oldest */
 	int (*watchpoint_test)(struct pgbt_err *err);   /* NULL: lib/hwbp.c's */
+	/* "//@ report ..." lines, for pgbt-gen report (report/spec.h reads
+	   them): the text after "report ", and each one's line */
+	char **report;
+	int *report_lines;
+	size_t nreport;
 	struct pgbt_node *nodes;        /* text parsed once: the top level */
 	size_t nnodes;
 };

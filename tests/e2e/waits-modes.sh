@@ -59,9 +59,10 @@ ms_of() {
 		END { printf "%d\n", s / 1000 }' "$1"
 }
 
-# The count in "@waits[EVENT]: N" of FILE (0 when absent).
+# The count in "@waits[KIND, EVENT]: N" of FILE, over the process kinds
+# (0 when absent).
 count_of() {
-	awk -v key="@waits[$2]:" '$1 == key { n = $2 } END { print n + 0 }' "$1"
+	awk -v ev="$2]:" '$1 ~ /^@waits\[[0-9]+,$/ && $2 == ev { n += $3 } END { print n + 0 }' "$1"
 }
 
 now_ms() { echo $((${EPOCHREALTIME/./} / 1000)); }

@@ -25,10 +25,11 @@ ms_of() {
 	awk -v key="$1[$3," -v ev="$4]:" '$1 == key && $2 == ev { s += $3 } END { printf "%d\n", s / 1000 }' "$2"
 }
 
-# Milliseconds in "@wait_us[EVENT]: US" lines of FILE, summed over every
-# report (interval=) in it.
+# Milliseconds in "@wait_us[KIND, EVENT]: US" lines of FILE, summed over
+# the process kinds and every report (interval=) in it.
 total_ms() {
-	awk -v key="@wait_us[$2]:" '$1 == key { s += $2 } END { printf "%d\n", s / 1000 }' "$1"
+	awk -v ev="$2]:" '$1 ~ /^@wait_us\[[0-9]+,$/ && $2 == ev { s += $3 }
+		END { printf "%d\n", s / 1000 }' "$1"
 }
 
 # Milliseconds in "@wait_us_by_query[ID, EVENT]: US" lines of FILE, summed
@@ -215,8 +216,8 @@ test_leg() {
 	local a_idle
 	a_idle=$(ms_of @wait_us_by_pid "$out" "$a_pid" Client:ClientRead)
 	check_eq "$LEG: A: idle time in Client:ClientRead >= 1000 ms (got $a_idle)" "$((a_idle >= 1000))" 1
-	check_contains "$LEG: totals name Timeout:PgSleep" "$(grep '^@wait_us\[' "$out")" "@wait_us[Timeout:PgSleep]:"
-	check_contains "$LEG: histograms per event" "$(cat "$out")" "@wait_hist_us[Lock:transactionid]:"
+	check_contains "$LEG: totals name Timeout:PgSleep, a client backend's" "$(grep '^@wait_us\[' "$out")" "@wait_us[1, Timeout:PgSleep]:"
+	check_contains "$LEG: histograms per event" "$(cat "$out")" "@wait_hist_us[1, Lock:transactionid]:"
 	check_empty "$LEG: no bpftrace errors" "$(bt_problems "$out")"
 
 	# per_backend=off: the same waits in the totals (only S slept in
@@ -231,7 +232,7 @@ test_leg() {
 		"$(total_ms "$off" Timeout:PgSleep)" "$(total_ms "$on" Timeout:PgSleep)" 5
 	check_near "$LEG: per_backend=off and on agree on Lock:transactionid (ms)" \
 		"$(total_ms "$off" Lock:transactionid)" "$(total_ms "$on" Lock:transactionid)" 5
-	check_contains "$LEG: per_backend=off: histograms per event" "$(cat "$off")" "@wait_hist_us[Timeout:PgSleep]:"
+	check_contains "$LEG: per_backend=off: histograms per event" "$(cat "$off")" "@wait_hist_us[1, Timeout:PgSleep]:"
 	check_eq "$LEG: per_backend=off prints no @wait_us_by_pid" "$(grep -c '^@wait_us_by_pid' "$off" || true)" 0
 	check_empty "$LEG: per_backend=off: no bpftrace errors" "$(bt_problems "$off")"
 

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential pkg-config libelf-dev libdw-dev libdebuginfod-dev libpq-dev
+  build-essential pkg-config libelf-dev libdw-dev libdebuginfod-dev libpq-dev libjson-c-dev
   bpftrace gdb dwarves clang libclang-rt-14-dev
   postgresql-15 postgresql-contrib
   bison flex libreadline-dev zlib1g-dev systemtap-sdt-dev dpkg-dev

@@ -1,0 +1,346 @@
+/* The reader's loop (report/reader.h): messages in, reports out. */
+#include "reader.h"
+
+#include "input.h"
+#include "jsonl.h"
+#include "prom.h"
+#include "text.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define QUIET_MS 250
+#define MAX_LINE (256u << 20)
+
+static double wall_clock(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+bool rp_ident_parse(const char *line, struct rp_ident *ret)
+{
+	const char *p = line, *colon, *dir;
+	char tail[128];
+	int n;
+
+	memset(ret, 0, sizeof(*ret));
+	if (strncmp(p, "pgbt ", 5) != 0)
+		return false;
+	p += 5;
+	colon = strstr(p, ": postmaster ");
+	if (!colon)
+		return false;
+	n = (int)strcspn(p, " :");
+	if (n == 0 || n >= (int)sizeof(ret->script))
+		return false;
+	memcpy(ret->script, p, (size_t)n);
+	p += n;
+	while (p < colon) {
+		const char *eq, *end;
+		p++;                              /* the blank */
+		end = p + strcspn(p, " :");
+		eq = memchr(p, '=', (size_t)(end - p));
+		if (!eq || ret->nparams == RP_MAX_PARAMS || eq - p >= 64 || end - eq - 1 >= 64)
+			return false;
+		snprintf(ret->params[ret->nparams][0], 64, "%.*s", (int)(eq - p), p);
+		snprintf(ret->params[ret->nparams][1], 64, "%.*s", (int)(end - eq - 1), eq + 1);
+		ret->nparams++;
+		p = end;
+	}
+	dir = strstr(colon, ", data directory ");
+	if (!dir || sscanf(colon, ": postmaster %ld, port %d%127[^\n]", &ret->postmaster, &ret->port,
+			   tail) != 3 || strncmp(tail, ", data directory ", 17) != 0)
+		return false;
+	dir += 17;
+	n = (int)strcspn(dir, "\n");
+	if (n == 0 || n >= (int)sizeof(ret->datadir) || ret->port < 1 || ret->port > 65535 ||
+	    ret->postmaster < 1)
+		return false;
+	memcpy(ret->datadir, dir, (size_t)n);
+	return true;
+}
+
+const char *rp_ident_param(const struct rp_ident *id, const char *name)
+{
+	for (int i = 0; i < id->nparams; i++)
+		if (strcmp(id->params[i][0], name) == 0)
+			return id->params[i][1];
+	return NULL;
+}
+
+int rp_reader_init(struct rp_reader *r, const struct rp_options *opt)
+{
+	memset(r, 0, sizeof(*r));
+	r->opt = opt;
+	return 0;
+}
+
+static double now(const struct rp_reader *r)
+{
+	return r->opt->clock ? r->opt->clock() : wall_clock();
+}
+
+static int write_out(FILE *f, const struct pgbt_buf *b, const char *what, struct pgbt_err *err)
+{
+	if (b->oom)
+		return pgbt_fail(err, "out of memory");
+	if (b->len && (fwrite(b->s, 1, b->len, f) != b->len || fflush(f) == EOF))
+		return pgbt_fail(err, "%s: write failed: %s", what, strerror(errno));
+	return 0;
+}
+
+/* Text that was not a heading goes out as it came (text output only). */
+static int flush_pending(struct rp_reader *r, struct pgbt_err *err)
+{
+	int rc = 0;
+
+	if (r->opt->text && r->pending.len)
+		rc = write_out(r->opt->text, &r->pending, "stdout", err);
+	r->pending.len = 0;
+	return rc;
+}
+
+/* "report 3, 2.0 s" or "the whole trace, 61.0 s", with the script's time. */
+static void heading(const struct rp_reader *r, bool whole, double seconds, char *out, size_t len)
+{
+	char secs[32] = "";
+
+	if (seconds >= 0.05)
+		snprintf(secs, sizeof(secs), ", %.1f s", seconds);
+	if (whole)
+		snprintf(out, len, "== %s: the whole trace (%d reports%s) ==", r->id.script,
+			 r->reports, secs);
+	else
+		snprintf(out, len, "== %s%s%s: report %d%s ==", r->when, r->when[0] ? " " : "",
+			 r->id.script, r->reports, secs);
+}
+
+/* How long the report now ending covers: the script's interval when it
+ * printed it, else the time since the last one. */
+static double covered(const struct rp_reader *r, bool at_end)
+{
+	const char *iv = rp_ident_param(&r->id, "interval");
+	double t = now(r) - r->since;
+
+	if (!at_end && iv && atoi(iv) > 0)
+		return atoi(iv);
+	return t > 0 ? t : 0;
+}
+
+static int write_report(struct rp_reader *r, const struct rp_store *store, bool whole,
+			double seconds, struct pgbt_err *err)
+{
+	struct pgbt_buf b = {0};
+	char head[256];
+	int rc = 0;
+
+	heading(r, whole, seconds, head, sizeof(head));
+	if (r->opt->text) {
+		if (rp_text_report(&b, &r->spec, store, &r->total, head, seconds, r->opt->top) < 0)
+			rc = pgbt_fail(err, "out of memory");
+		if (!rc && r->lost > 0)
+			pgbt_buf_printf(&b, "(bpftrace lost %.0f events so far: figures are low)\n",
+					r->lost);
+		if (!rc)
+			rc = write_out(r->opt->text, &b, "stdout", err);
+	}
+	pgbt_buf_free(&b);
+	if (!rc && r->opt->json)
+		rc = rp_jsonl_write(r->opt->json, &r->id, &r->spec, store, &r->total, r->reports,
+				    whole, r->when, seconds, err);
+	return rc;
+}
+
+/* The maps read since the last report make one: written, added to the
+ * totals, and the textfile rewritten from them. */
+static int end_report(struct rp_reader *r, bool at_end, struct pgbt_err *err)
+{
+	double seconds = covered(r, at_end);
+
+	if (!r->frame_open)
+		return 0;
+	r->reports++;
+	if (rp_store_merge(&r->total, &r->frame, &r->spec) < 0)
+		return pgbt_fail(err, "out of memory");
+	if (write_report(r, &r->frame, false, seconds, err) < 0)
+		return -1;
+	if (r->opt->textfile_dir &&
+	    rp_prom_write(r->opt->textfile_dir, &r->id, &r->spec, &r->total, &r->frame,
+			  r->prom_path, sizeof(r->prom_path), err) < 0)
+		return -1;
+	rp_store_free(&r->frame);
+	r->frame_open = false;
+	r->when[0] = '\0';
+	r->since = now(r);
+	return 0;
+}
+
+static int on_text(struct rp_reader *r, const struct rp_msg *m, struct pgbt_err *err)
+{
+	struct rp_ident id;
+
+	if (r->frame_open && end_report(r, false, err) < 0)
+		return -1;
+	if (m->kind == RP_MSG_TIME) {
+		size_t n = strspn(m->text, "\n ");
+		snprintf(r->when, sizeof(r->when), "%s", m->text + n);
+		r->when[strcspn(r->when, "\n")] = '\0';
+		while (r->when[0] && r->when[strlen(r->when) - 1] == ' ')
+			r->when[strlen(r->when) - 1] = '\0';
+	}
+	if (!r->have_id && rp_ident_parse(m->text, &id)) {
+		if (r->opt->load_spec(r->opt->ctx, id.script, &r->spec, err) < 0)
+			return -1;
+		r->id = id;
+		r->have_id = true;
+		r->since = now(r);
+	}
+	pgbt_buf_add(&r->pending, m->text, strlen(m->text));
+	return 0;
+}
+
+static int on_map(struct rp_reader *r, const struct rp_msg *m, struct pgbt_err *err)
+{
+	if (!r->have_id)
+		return pgbt_fail(err, "%s before the script's first line (\"pgbt SCRIPT ...: "
+				 "postmaster ...\"): pipe the JSON of a script pgbt-gen rendered, "
+				 "from its start", m->map);
+	/* the same map again: the script printed a report without a heading */
+	if (r->frame_open && rp_store_map(&r->frame, m->map) &&
+	    !rp_spec_is_names_map(&r->spec, m->map) && end_report(r, false, err) < 0)
+		return -1;
+	r->pending.len = 0;            /* the heading of these maps */
+	if (rp_msg_to_store(m, &r->spec, &r->frame, err) < 0)
+		return -1;
+	r->frame_open = true;
+	return 0;
+}
+
+int rp_reader_line(struct rp_reader *r, const char *line, size_t len, struct pgbt_err *err)
+{
+	struct rp_msg m;
+	int rc = 0;
+
+	r->line++;
+	if (rp_msg_parse(line, len, &m, err) < 0)
+		return pgbt_fail_prefix(err, "%s:%ld", r->opt->input, r->line);
+	switch (m.kind) {
+	case RP_MSG_NONE:
+		break;
+	case RP_MSG_TEXT:
+	case RP_MSG_TIME:
+		rc = on_text(r, &m, err);
+		break;
+	case RP_MSG_MAP:
+		rc = on_map(r, &m, err);
+		break;
+	case RP_MSG_LOST:
+		r->lost += m.lost;
+		break;
+	case RP_MSG_PROBLEM:
+		fprintf(stderr, "pgbt-gen report: %s\n", m.text);
+		break;
+	}
+	rp_msg_free(&m);
+	if (rc < 0)
+		return pgbt_fail_prefix(err, "%s:%ld", r->opt->input, r->line);
+	return 0;
+}
+
+int rp_reader_quiet(struct rp_reader *r, struct pgbt_err *err)
+{
+	if (r->frame_open && end_report(r, false, err) < 0)
+		return -1;
+	return flush_pending(r, err);
+}
+
+int rp_reader_end(struct rp_reader *r, struct pgbt_err *err)
+{
+	if (r->frame_open && end_report(r, true, err) < 0)
+		return -1;
+	if (flush_pending(r, err) < 0)
+		return -1;
+	if (!r->have_id)
+		return pgbt_fail(err, "%s: no report: no line \"pgbt SCRIPT ...: postmaster ...\" "
+				 "(the JSON of a script pgbt-gen rendered, from bpftrace -f json)",
+				 r->opt->input);
+	if (r->reports > 1 && write_report(r, &r->total, true, 0, err) < 0)
+		return -1;
+	return 0;
+}
+
+void rp_reader_free(struct rp_reader *r)
+{
+	if (r->prom_path[0])
+		unlink(r->prom_path);
+	rp_store_free(&r->frame);
+	rp_store_free(&r->total);
+	pgbt_buf_free(&r->pending);
+}
+
+/* ---- the loop over a file descriptor -------------------------------------- */
+
+int rp_read_fd(int fd, const struct rp_options *opt, struct pgbt_err *err)
+{
+	struct rp_reader r;
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	int rc = -1;
+
+	rp_reader_init(&r, opt);
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+		char *nl;
+
+		if (poll(&p, 1, QUIET_MS) == 0) {
+			if (rp_reader_quiet(&r, err) < 0)
+				goto out;
+			continue;
+		}
+		if (len + 65536 > cap) {
+			char *nb;
+			if (cap >= MAX_LINE) {
+				pgbt_fail(err, "%s:%ld: a line longer than 256 MiB", opt->input, r.line + 1);
+				goto out;
+			}
+			cap = cap ? cap * 2 : 1 << 20;
+			if (!(nb = realloc(buf, cap))) {
+				pgbt_fail(err, "out of memory");
+				goto out;
+			}
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			pgbt_fail(err, "%s: %s", opt->input, strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		while ((nl = memchr(buf, '\n', len))) {
+			size_t l = (size_t)(nl - buf);
+			if (rp_reader_line(&r, buf, l, err) < 0)
+				goto out;
+			memmove(buf, nl + 1, len - l - 1);
+			len -= l + 1;
+		}
+	}
+	if (len && rp_reader_line(&r, buf, len, err) < 0)
+		goto out;
+	rc = rp_reader_end(&r, err);
+out:
+	free(buf);
+	rp_reader_free(&r);
+	return rc;
+}
