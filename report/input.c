@@ -230,7 +230,7 @@ static int set_value(struct rp_store *store, const struct rp_msg *msg, const str
 
 	if (!e)
 		return pgbt_fail(err, "out of memory");
-	if (names) {
+	if (names || (m->role == ROLE_VALUE && json_object_is_type(v, json_type_string))) {
 		if (!json_object_is_type(v, json_type_string))
 			return pgbt_fail(err, "%s: a name that is not a string", msg->map);
 		free(e->s);

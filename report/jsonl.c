@@ -55,7 +55,9 @@ static struct json_object *row_json(const struct rp_view *v, const struct rp_sec
 	}
 	if (r->has_max)
 		json_object_object_add(o, "max", number(r->max * rp_unit_scale(v->max_unit)));
-	if (r->has_value)
+	if (r->text)
+		json_object_object_add(o, "value", json_object_new_string(r->text));
+	else if (r->has_value)
 		json_object_object_add(o, "value", number(r->value * rp_unit_scale(v->value_unit)));
 	if (r->share >= 0)
 		json_object_object_add(o, "share", number(r->share));

@@ -169,6 +169,7 @@ static int end_report(struct rp_reader *r, bool at_end, struct pgbt_err *err)
 	r->reports++;
 	if (rp_store_merge(&r->total, &r->frame, &r->spec) < 0)
 		return pgbt_fail(err, "out of memory");
+	r->seconds += seconds;
 	if (write_report(r, &r->frame, false, seconds, err) < 0)
 		return -1;
 	if (r->opt->textfile_dir &&
@@ -182,14 +183,19 @@ static int end_report(struct rp_reader *r, bool at_end, struct pgbt_err *err)
 	return 0;
 }
 
+/* Text: a heading when maps follow (left out), else passed on. A time()
+ * starts a report (interval probes print one first): what came before it
+ * is complete. */
 static int on_text(struct rp_reader *r, const struct rp_msg *m, struct pgbt_err *err)
 {
 	struct rp_ident id;
 
-	if (r->frame_open && end_report(r, false, err) < 0)
-		return -1;
 	if (m->kind == RP_MSG_TIME) {
 		size_t n = strspn(m->text, "\n ");
+		if (r->frame_open && end_report(r, false, err) < 0)
+			return -1;
+		if (flush_pending(r, err) < 0)
+			return -1;
 		snprintf(r->when, sizeof(r->when), "%s", m->text + n);
 		r->when[strcspn(r->when, "\n")] = '\0';
 		while (r->when[0] && r->when[strlen(r->when) - 1] == ' ')
@@ -206,17 +212,33 @@ static int on_text(struct rp_reader *r, const struct rp_msg *m, struct pgbt_err 
 	return 0;
 }
 
+/* The last line of text before a map is its heading (time() and printf
+ * make one line): left out; the lines before it pass. */
+static int drop_heading(struct rp_reader *r, struct pgbt_err *err)
+{
+	struct pgbt_buf *p = &r->pending;
+	size_t end = p->len;
+
+	while (end && p->s[end - 1] == '\n')
+		end--;
+	while (end && p->s[end - 1] != '\n')
+		end--;
+	p->len = end;
+	return flush_pending(r, err);
+}
+
 static int on_map(struct rp_reader *r, const struct rp_msg *m, struct pgbt_err *err)
 {
 	if (!r->have_id)
 		return pgbt_fail(err, "%s before the script's first line (\"pgbt SCRIPT ...: "
 				 "postmaster ...\"): pipe the JSON of a script pgbt-gen rendered, "
 				 "from its start", m->map);
-	/* the same map again: the script printed a report without a heading */
+	/* the same map again: a new report, without a time() */
 	if (r->frame_open && rp_store_map(&r->frame, m->map) &&
 	    !rp_spec_is_names_map(&r->spec, m->map) && end_report(r, false, err) < 0)
 		return -1;
-	r->pending.len = 0;            /* the heading of these maps */
+	if (drop_heading(r, err) < 0)
+		return -1;
 	if (rp_msg_to_store(m, &r->spec, &r->frame, err) < 0)
 		return -1;
 	r->frame_open = true;
@@ -268,10 +290,10 @@ int rp_reader_end(struct rp_reader *r, struct pgbt_err *err)
 	if (flush_pending(r, err) < 0)
 		return -1;
 	if (!r->have_id)
-		return pgbt_fail(err, "%s: no report: no line \"pgbt SCRIPT ...: postmaster ...\" "
-				 "(the JSON of a script pgbt-gen rendered, from bpftrace -f json)",
-				 r->opt->input);
-	if (r->reports > 1 && write_report(r, &r->total, true, 0, err) < 0)
+		return pgbt_fail(err, "%s: no report: no line \"pgbt SCRIPT ...: postmaster ...\": "
+				 "not the bpftrace -f json of a script with a report "
+				 "(pgbt-gen help SCRIPT says whether it has one)", r->opt->input);
+	if (r->reports > 1 && write_report(r, &r->total, true, r->seconds, err) < 0)
 		return -1;
 	return 0;
 }

@@ -3,8 +3,10 @@
  * JSON lines, a Prometheus textfile). The script says who it is in its
  * first line ({{ report }}: "pgbt SCRIPT PARAMS: postmaster PID, port N,
  * data directory DIR"), and its template's "//@ report" lines say what its
- * maps mean. A report is the maps bpftrace prints together; the text just
- * before them (the script's own heading) is left out, other text passes. */
+ * maps mean. A report is the maps bpftrace prints together: it ends at a
+ * time() (an interval probe's first word), when a map comes again, when
+ * the input pauses, or ends. Text just before a map (the script's own
+ * heading) is left out; other text passes. */
 #ifndef PGBT_REPORT_READER_H
 #define PGBT_REPORT_READER_H
 
@@ -52,6 +54,7 @@ struct rp_reader {
 	char when[64];                /* the last time() printed */
 	struct pgbt_buf pending;      /* text not yet known to be a heading */
 	double since;                 /* clock at the last report (or the id) */
+	double seconds;               /* covered by the reports so far */
 	double lost;                  /* events bpftrace said it lost */
 	long line;
 	char prom_path[4200];         /* the textfile, once written */

@@ -190,6 +190,9 @@ int rp_store_merge(struct rp_store *to, const struct rp_store *from, const struc
 		const struct rp_mapdata *fm = &from->maps[i];
 		const struct rp_map *m = rp_spec_map(spec, fm->name);
 
+		/* averages of reports do not add up to the trace's */
+		if (m && m->role == ROLE_AVG)
+			continue;
 		for (size_t k = 0; k < fm->n; k++) {
 			const struct rp_entry *fe = &fm->e[k];
 			bool first = !rp_store_find(to, fm->name, fe->key, fe->nkeys);

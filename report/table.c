@@ -141,6 +141,8 @@ static int add_to_row(const struct rp_view *v, struct rp_row *r, const struct rp
 	case ROLE_VALUE:
 		r->value = in_unit(e->v, m->unit, v->value_unit);
 		r->has_value = true;
+		if (e->s && !r->text && !(r->text = strdup(e->s)))
+			return -1;
 		break;
 	case ROLE_HIST:
 		for (int i = 0; i < e->nb; i++)
@@ -219,7 +221,7 @@ static void note_columns(struct rp_view *v, const struct rp_spec *spec, int tabl
 		v->avg = true;
 		v->avg_unit = v->sum_unit;
 	}
-	v->share = v->sum || v->count;
+	v->share = (v->sum || v->count) && v->t->nkeys > 0;
 }
 
 static double rank_of(const struct rp_view *v, const struct rp_row *r)
@@ -244,6 +246,7 @@ static int by_rank(const void *a, const void *b)
 
 static void free_row(struct rp_row *r)
 {
+	free(r->text);
 	for (int k = 0; k < RP_MAX_KEYS; k++)
 		free(r->key[k]);
 	free(r->hist.b);
@@ -301,10 +304,26 @@ static int cut(struct rp_section *s, int top)
 	return 0;
 }
 
+static bool all_zero(const struct rp_row *r)
+{
+	return r->sum == 0 && r->count == 0 && r->max == 0 && r->avg == 0 && r->value == 0 &&
+	       !r->text && rp_entry_hist_count(&r->hist) == 0;
+}
+
 static int finish_section(struct rp_view *v, struct rp_section *s, int top)
 {
 	double total = 0;
 	struct rp_row *r;
+	int kept = 0;
+
+	/* bpftrace 0.17 prints a cleared map without keys as 0: nothing seen */
+	for (int i = 0; i < s->nrows; i++) {
+		if (all_zero(&s->rows[i]))
+			free_row(&s->rows[i]);
+		else
+			s->rows[kept++] = s->rows[i];
+	}
+	s->nrows = kept;
 
 	for (int i = 0; i < s->nrows; i++) {
 		r = &s->rows[i];

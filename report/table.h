@@ -19,6 +19,7 @@ struct rp_row {
 	bool has_sum, has_count, has_max, has_avg, has_value;
 	double sum, count, max, avg, value;   /* in the view's units */
 	struct rp_entry hist;         /* buckets (owned) */
+	char *text;                   /* a value that is a string (a file name) */
 	bool idle;                    /* outside the shares */
 	double rank;                  /* what rows are ordered by */
 	double share;                 /* of the section's rank total; <0: none */

@@ -77,7 +77,8 @@ static int key_width(const struct rp_view *v, int k, const char *header)
 	for (int i = 0; i < v->nsections; i++)
 		for (int r = 0; r < v->sections[i].nrows; r++) {
 			const struct rp_row *row = &v->sections[i].rows[r];
-			const char *s = row->kind == ROW_KEYS ? row->key[k] : k == 0 ? row->label : "";
+			const char *s = row->kind != ROW_KEYS ? (k == 0 ? row->label : "") :
+					row->key[k] ? row->key[k] : "all";
 			int n = (int)strlen(s) + (row->idle && k == 0 ? 7 : 0);
 			w = n > w ? n : w;
 		}
@@ -109,10 +110,15 @@ static void row_line(struct pgbt_buf *out, const struct rp_view *v, const struct
 	}
 	if (v->count)
 		cell(out, r->has_count && r->kind != ROW_LABEL, r->count, UNIT_NONE);
-	if (v->t->rate && v->count) {
+	if (v->t->rate) {
+		/* of the sum when there is one (bytes per second), else of the count */
 		char s[32] = "";
-		if (seconds > 0 && r->has_count && r->kind != ROW_LABEL)
-			rp_human(r->count / seconds, UNIT_NONE, s, sizeof(s));
+		bool has = v->sum ? r->has_sum : r->has_count && r->kind != ROW_LABEL;
+		double x = (v->sum ? r->sum : r->count) / seconds;
+		if (seconds >= 0.05 && has && v->sum)
+			rp_human(x, v->sum_unit, s, sizeof(s));
+		else if (seconds >= 0.05 && has)
+			snprintf(s, sizeof(s), x >= 100 ? "%.0f" : "%.1f", x);
 		pgbt_buf_printf(out, " %*s", COL, s);
 	}
 	if (v->avg)
@@ -126,7 +132,9 @@ static void row_line(struct pgbt_buf *out, const struct rp_view *v, const struct
 	}
 	if (v->max)
 		cell(out, r->has_max, r->max, v->max_unit);
-	if (v->value)
+	if (v->value && r->text)
+		pgbt_buf_printf(out, " %s", r->text);
+	else if (v->value)
 		cell(out, r->has_value, r->value, v->value_unit);
 	/* no trailing blanks */
 	while (out->len && out->s[out->len - 1] == ' ')
@@ -154,7 +162,7 @@ static void header_line(struct pgbt_buf *out, const struct rp_view *v, int nkeys
 		pgbt_buf_printf(out, " %7s", "share");
 	if (v->count)
 		pgbt_buf_printf(out, " %*s", COL, "count");
-	if (v->t->rate && v->count)
+	if (v->t->rate)
 		pgbt_buf_printf(out, " %*s", COL, "per s");
 	if (v->avg)
 		pgbt_buf_printf(out, " %*s", COL, "avg");
@@ -199,6 +207,8 @@ static void table_text(struct pgbt_buf *out, const struct rp_view *v, double sec
 		}
 		if (s->name && v->split_named)
 			pgbt_buf_printf(out, "%s:\n", s->name);
+		else if (s->name && strlen(s->name) > 100)
+			pgbt_buf_printf(out, "%s %.97s...:\n", t->keys[t->split], s->name);
 		else if (s->name)
 			pgbt_buf_printf(out, "%s %s:\n", t->keys[t->split], s->name);
 		header_line(out, v, nkeys, width);
