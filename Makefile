@@ -117,7 +117,7 @@ unit-asan:
 # build/fuzz/crash-*). Merge new inputs with
 #   build/fuzz/fuzzers/fuzz_NAME -merge=1 -max_len=4096 NEW tests/fuzz/corpus/NAME build/fuzz/corpus/NAME
 # (into an empty NEW that then replaces the corpus; -max_len keeps it small).
-FUZZ_TARGETS := template layout elf
+FUZZ_TARGETS := template layout elf report
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -Wno-unknown-warning-option \
                 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all

@@ -87,12 +87,22 @@ static void describe_problem(struct rp_msg *ret, const char *type, struct json_o
 	ret->kind = RP_MSG_PROBLEM;
 }
 
+/* Blanks at s, at most n bytes (s need not end with a NUL). */
+static size_t blanks(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r'))
+		i++;
+	return i;
+}
+
 int rp_msg_parse(const char *line, size_t len, struct rp_msg *ret, struct pgbt_err *err)
 {
 	struct json_tokener *tok;
 	struct json_object *type, *data = NULL;
 	const char *t;
-	size_t blank = strspn(line, " \t\r");
+	size_t blank = blanks(line, len), end;
 
 	memset(ret, 0, sizeof(*ret));
 	if (blank >= len)
@@ -101,9 +111,14 @@ int rp_msg_parse(const char *line, size_t len, struct rp_msg *ret, struct pgbt_e
 		return pgbt_fail(err, "not JSON (a NUL byte): run bpftrace with -f json");
 	if (!(tok = json_tokener_new()))
 		return pgbt_fail(err, "out of memory");
-	ret->root = json_tokener_parse_ex(tok, line, (int)(len > INT_MAX ? INT_MAX : len));
+	if (len > INT_MAX) {
+		json_tokener_free(tok);
+		return pgbt_fail(err, "a line longer than 2 GiB");
+	}
+	ret->root = json_tokener_parse_ex(tok, line, (int)len);
+	end = json_tokener_get_parse_end(tok);
 	if (!ret->root || json_tokener_get_error(tok) != json_tokener_success ||
-	    json_tokener_get_parse_end(tok) + strspn(line + json_tokener_get_parse_end(tok), " \t\r") < len) {
+	    end + blanks(line + end, len - end) < len) {
 		enum json_tokener_error e = json_tokener_get_error(tok);
 		json_tokener_free(tok);
 		rp_msg_free(ret);
@@ -245,7 +260,8 @@ static int set_value(struct rp_store *store, const struct rp_msg *msg, const str
 	}
 	if (strcmp(msg->type, "hist") == 0)
 		return pgbt_fail(err, "%s: a histogram, where the script keeps a number", msg->map);
-	if (strcmp(msg->type, "stats") == 0) {
+	/* avg() prints as "stats" too, its value a plain number */
+	if (strcmp(msg->type, "stats") == 0 && json_object_is_type(v, json_type_object)) {
 		const char *field = m->role == ROLE_COUNT ? "count" :
 				    m->role == ROLE_AVG ? "average" : "total";
 		if (!json_object_object_get_ex(v, field, &o) || !number_of(o, &e->v))

@@ -113,7 +113,7 @@ int rp_jsonl_write(FILE *f, const struct rp_ident *id, const struct rp_spec *spe
 	json_object_object_add(o, "scope", json_object_new_string(whole ? "trace" : "report"));
 	if (!whole && when && when[0])
 		json_object_object_add(o, "time", json_object_new_string(when));
-	if (seconds > 0)
+	if (seconds >= 0.05)
 		json_object_object_add(o, "seconds", number(seconds));
 	for (int i = 0; i < spec->ntables; i++) {
 		struct rp_view v;

@@ -114,7 +114,9 @@ static void heading(const struct rp_reader *r, bool whole, double seconds, char 
 
 	if (seconds >= 0.05)
 		snprintf(secs, sizeof(secs), ", %.1f s", seconds);
-	if (whole)
+	if (whole && !r->reports)
+		snprintf(out, len, "== %s: the whole trace%s ==", r->id.script, secs);
+	else if (whole)
 		snprintf(out, len, "== %s: the whole trace (%d reports%s) ==", r->id.script,
 			 r->reports, secs);
 	else
@@ -295,6 +297,8 @@ int rp_reader_end(struct rp_reader *r, struct pgbt_err *err)
 				 "(pgbt-gen help SCRIPT says whether it has one)", r->opt->input);
 	if (r->reports > 1 && write_report(r, &r->total, true, r->seconds, err) < 0)
 		return -1;
+	if (r->reports == 0 && write_report(r, &r->total, true, covered(r, true), err) < 0)
+		return -1;      /* nothing seen, said so */
 	return 0;
 }
 

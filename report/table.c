@@ -32,8 +32,8 @@ const char *rp_key_name(const struct rp_spec *spec, const struct rp_table *t, in
 		const struct rp_entry *e = a ? rp_store_find(a, map, k, 1) : NULL;
 		if (!e || !e->s)
 			e = b ? rp_store_find(b, map, k, 1) : NULL;
-		if (e && e->s && e->s[0])
-			return e->s;
+		if (e && e->s)
+			return e->s[0] ? e->s : "(empty)";
 	}
 	errno = 0;
 	n = strtoll(raw, &end, 10);

@@ -3,14 +3,15 @@
 # each template with the fragments it includes (fuzz_template's format),
 # as is and with the tags that need a live server replaced by 1 (so that
 # rendering for fuzz_template's offline target goes past them),
-# each layout file, the ELF fixtures of the unit tests (built by make
+# each layout file, the reader's bpftrace -f json captures
+# (tests/unit/report/), the ELF fixtures of the unit tests (built by make
 # unit) and a 2 KB ELF (tests/fuzz/tiny_elf.c, with and without symbols). The kept corpus, tests/fuzz/corpus/NAME, is these merged with
 # what fuzzing found:
 #   build/fuzz/fuzzers/fuzz_NAME -merge=1 tests/fuzz/corpus/NAME DIR/NAME
 set -eu
 dir=${1:?usage: tests/fuzz/seeds.sh DIR}
 fixtures=${PGBT_FIXTURES:-build/fixtures}
-mkdir -p "$dir/template" "$dir/layout" "$dir/elf"
+mkdir -p "$dir/template" "$dir/layout" "$dir/elf" "$dir/report"
 
 for t in scripts/*.bt; do
 	out="$dir/template/${t##*/}"
@@ -23,6 +24,7 @@ for t in scripts/*.bt; do
 		"$out" >"${out%.bt}.offline.bt"
 done
 cp lib/layouts/*.layout "$dir/layout/"
+cp tests/unit/report/*.json "$dir/report/"
 for f in fake_postgres.stripped usdt_probes.stripped usdt_probes; do
 	cp "$fixtures/$f" "$dir/elf/$f"
 done

@@ -10,6 +10,7 @@ packages=(
   bison flex libreadline-dev zlib1g-dev systemtap-sdt-dev dpkg-dev
   gnuplot-nox dwz man-db bsdextrautils debootstrap debhelper lintian
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+  jq curl prometheus prometheus-node-exporter
 )
 
 missing=()
