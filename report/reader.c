@@ -317,7 +317,7 @@ int rp_read_fd(int fd, const struct rp_options *opt, struct pgbt_err *err)
 {
 	struct rp_reader r;
 	char *buf = NULL;
-	size_t len = 0, cap = 0;
+	size_t len = 0, cap = 0, start;
 	int rc = -1;
 
 	rp_reader_init(&r, opt);
@@ -354,13 +354,14 @@ int rp_read_fd(int fd, const struct rp_options *opt, struct pgbt_err *err)
 		if (n == 0)
 			break;
 		len += (size_t)n;
-		while ((nl = memchr(buf, '\n', len))) {
-			size_t l = (size_t)(nl - buf);
-			if (rp_reader_line(&r, buf, l, err) < 0)
+		start = 0;
+		while ((nl = memchr(buf + start, '\n', len - start))) {
+			if (rp_reader_line(&r, buf + start, (size_t)(nl - buf) - start, err) < 0)
 				goto out;
-			memmove(buf, nl + 1, len - l - 1);
-			len -= l + 1;
+			start = (size_t)(nl - buf) + 1;
 		}
+		memmove(buf, buf + start, len - start);
+		len -= start;
 	}
 	if (len && rp_reader_line(&r, buf, len, err) < 0)
 		goto out;
