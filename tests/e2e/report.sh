@@ -20,6 +20,8 @@
 #     to the insert position);
 #   - xid-rate: 25 XIDs of one session, exactly, under its PID (where this
 #     machine's hardware watchpoints fire);
+#   - lock-waits: one wait for a row lock held ~0.7 s, once, by name
+#     (transactionid, ShareLock, granted), between 0.3 and 0.8 s;
 #   - the text report has the client backends' section and names the
 #     role; JSON lines carry the schema and the server.
 # Bad input (no legs: tests/unit/report/ captures and a script without a
@@ -51,7 +53,8 @@ test_leg() {
 	local wp=0
 	watchpoints_fire && wp=1
 	cluster_start "$LEG_BUILD" autovacuum=off
-	cl_psql -c "create role r_rep login; create role r_lat login; create table w (a int, b text)" >/dev/null
+	cl_psql -c "create role r_rep login; create role r_lat login; create table w (a int, b text);
+		create table lw (id int primary key, v int); insert into lw values (1, 0)" >/dev/null
 	# waits by interval where bpftrace moves its totals by delete (0.22
 	# and later): before, a wait that ends between print() and clear()
 	# is lost (2 of 26 once on 0.17). query-latency's exact count too.
@@ -62,8 +65,9 @@ test_leg() {
 	render query-latency query-latency interval=0 || { cluster_stop; return 0; }
 	render wal wal interval=1 || { cluster_stop; return 0; }
 	render xid-rate xid-rate interval=1 || { cluster_stop; return 0; }
+	render lock-waits lock-waits || { cluster_stop; return 0; }
 	local pids=() s
-	for s in waits query-latency wal xid-rate; do
+	for s in waits query-latency wal xid-rate lock-waits; do
 		BT_FLAGS="-f json" bt_launch "$E2E_TMP/$s.bt" "$E2E_TMP/$s.out"
 		pids+=("$BT_PID")
 	done
@@ -107,12 +111,20 @@ test_leg() {
 		for _ in $(seq 25); do echo "select pg_current_xact_id();"; done
 	} | cl_psql)
 	xpid=${xpid%%$'\n'*}
+	# H holds a row ~0.7 s; B waits for it.
+	cl_psql -c "begin" -c "update lw set v = v + 1 where id = 1" -c "select pg_sleep(0.7)" \
+		-c "commit" >/dev/null &
+	local h_bg=$!
+	wait_sql "select count(*) from pg_stat_activity where query = 'select pg_sleep(0.7)'" 1 ||
+		fail "$LEG: H did not take its row lock"
+	cl_psql -c "update lw set v = v + 1 where id = 1" >/dev/null
+	wait "$h_bg" || fail "$LEG: H failed"
 	sleep 1.5
 	bt_stop "${pids[@]}"
 	wait "$s_bg" || true
 
 	local j
-	for s in waits query-latency wal xid-rate; do
+	for s in waits query-latency wal xid-rate lock-waits; do
 		check_empty "$LEG: $s: no bpftrace problems" "$(bt_problems "$E2E_TMP/$s.out")"
 		report_json "$E2E_TMP/$s.out" >"$E2E_TMP/$s.jsonl" 2>"$E2E_TMP/$s.rerr" ||
 			fail "$LEG: $s: report failed: $(cat "$E2E_TMP/$s.rerr")"
@@ -177,6 +189,12 @@ test_leg() {
 	else
 		skip "$LEG: xid-rate: $WATCHPOINTS_WHY"
 	fi
+	# lock-waits
+	j=$(tail -n 1 "$E2E_TMP/lock-waits.jsonl")
+	sel='.tables[] | select(.name == "waits") | .rows[] | select(.keys.locktype == "transactionid" and .keys.mode == "ShareLock" and .keys.result == "granted")'
+	check_eq "$LEG: lock-waits: B's one wait for H's row, by name" "$(jqv "$sel | .count" "$j")" 1
+	check_eq "$LEG: lock-waits: ... of 0.3 to 0.8 s ($(jqv "$sel | .sum" "$j"))" \
+		"$(jqv "$sel | (.sum > 0.3 and .sum < 0.8)" "$j")" true
 	cluster_stop
 }
 
