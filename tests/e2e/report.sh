@@ -43,6 +43,17 @@ whole() {
 	report_json "$1" | tail -n 1
 }
 
+# Increments of MAP that bpftrace 0.23 said it lost in -f json output
+# FILE of SCRIPT (a helper_error "File exists" at a line updating MAP:
+# two CPUs created a key at once, its issue 4068).
+json_lost() {
+	local file=$1 script=$2 map=$3 line n=0
+	for line in $(grep '"type": *"helper_error"' "$file" | jq -r 'select(.retcode == -17) | .line'); do
+		sed -n "${line}p" "$script" | grep -q "$map\[" && n=$((n + 1))
+	done
+	echo "$n"
+}
+
 # jq FILTER over JSON text, one value or "".
 jqv() {
 	jq -r "$1 // empty" <<<"$2" | head -n 1
@@ -111,12 +122,17 @@ test_leg() {
 		for _ in $(seq 25); do echo "select pg_current_xact_id();"; done
 	} | cl_psql)
 	xpid=${xpid%%$'\n'*}
-	# H holds a row ~0.7 s; B waits for it.
-	cl_psql -c "begin" -c "update lw set v = v + 1 where id = 1" -c "select pg_sleep(0.7)" \
-		-c "commit" >/dev/null &
+	# H holds a row ~0.7 s, idle in its transaction (a sleep in the
+	# server would add to the figures above); B waits for it.
+	{
+		echo "begin;"
+		echo "update lw set v = v + 1 where id = 1;"
+		sleep 0.7
+		echo "commit;"
+	} | cl_psql >/dev/null &
 	local h_bg=$!
-	wait_sql "select count(*) from pg_stat_activity where query = 'select pg_sleep(0.7)'" 1 ||
-		fail "$LEG: H did not take its row lock"
+	wait_sql "select count(*) from pg_stat_activity where state = 'idle in transaction'
+		and query like 'update lw%'" 1 || fail "$LEG: H did not take its row lock"
 	cl_psql -c "update lw set v = v + 1 where id = 1" >/dev/null
 	wait "$h_bg" || fail "$LEG: H failed"
 	sleep 1.5
@@ -125,7 +141,9 @@ test_leg() {
 
 	local j
 	for s in waits query-latency wal xid-rate lock-waits; do
-		check_empty "$LEG: $s: no bpftrace problems" "$(bt_problems "$E2E_TMP/$s.out")"
+		# (a lost increment bpftrace 0.23 warns of is counted where it matters)
+		check_empty "$LEG: $s: no bpftrace problems" \
+			"$(bt_problems "$E2E_TMP/$s.out" | grep -v '"msg": *"File exists"' || true)"
 		report_json "$E2E_TMP/$s.out" >"$E2E_TMP/$s.jsonl" 2>"$E2E_TMP/$s.rerr" ||
 			fail "$LEG: $s: report failed: $(cat "$E2E_TMP/$s.rerr")"
 	done
@@ -141,7 +159,14 @@ test_leg() {
 	local sel='.tables[] | select(.name == "waits") | .rows[] | select(.keys.kind == "client backend" and .keys.event == "Timeout:PgSleep")'
 	check_near "$LEG: waits: client backends' Timeout:PgSleep (ms): S's 4 x 500, Q's 20 x 20 and 2 x 300" \
 		"$(jqv "$sel | .sum * 1000 | floor" "$j")" 3000 150
-	check_eq "$LEG: waits: ... 26 of them" "$(jqv "$sel | .count" "$j")" 26
+	local lost got
+	lost=$(json_lost "$E2E_TMP/waits.out" "$E2E_TMP/waits.bt" "@waits\(_code\)\{0,1\}")
+	got=$(jqv "$sel | .count" "$j")
+	if ((lost)) && [[ $got =~ ^[0-9]+$ ]] && ((got + lost == 26)); then
+		pass "$LEG: waits: ... 26 of them: $got + $lost that bpftrace said it lost"
+	else
+		check_eq "$LEG: waits: ... 26 of them" "$got" 26
+	fi
 	check_eq "$LEG: waits: ... p99 under the 524288 us bound" "$(jqv "$sel | .p99" "$j")" 0.524288
 	local psel=".tables[] | select(.name == \"by_pid\") | .rows[] | select(.keys.pid == \"$spid\")"
 	local sleep_s cpu_s total_s share
