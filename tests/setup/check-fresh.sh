@@ -22,6 +22,8 @@ step() {
 	"$@" >"$cache/step.log" 2>&1 || rc=$?
 	if ((rc == 0)); then
 		printf 'fresh: ok    %-44s %4d s\n' "$what" $((SECONDS - start))
+		# A version it printed (a bpftrace's), so the log says what was found.
+		grep -m1 '^bpftrace v' "$cache/step.log" | sed 's/^/             /' || true
 	elif ((rc == 3)); then
 		printf 'fresh: skip  %-44s %4d s  (%s)\n' "$what" $((SECONDS - start)) "$(tail -n 1 "$cache/step.log")"
 	else
@@ -29,6 +31,17 @@ step() {
 		sed 's/^/    | /' "$cache/step.log" | tail -n 20
 		failed=1
 	fi
+}
+
+# sid's bpftrace --version; unavailable (exit 3, as debian-root.sh) when
+# the sid root could not be had. sid moves: step prints the version found
+# under the step's line.
+sid_bpftrace_version() {
+	if [[ -e $cache/root-sid.unavailable ]]; then
+		cat "$cache/root-sid.unavailable"
+		return 3
+	fi
+	"$cache/bin/bpftrace-sid" --version
 }
 
 # The host's packages: downloadable again (into an empty archive directory).
@@ -39,6 +52,8 @@ step "host packages download" apt-get install -y -qq --reinstall --download-only
 	-o Dir::Cache::archives="$cache/archives" $pkgs
 step "trixie root (bpftrace 0.23, postgresql-17)" "$here/debian-root.sh" trixie
 step "trixie's bpftrace runs on the host" "$cache/bin/bpftrace-trixie" --version
+step "sid root (bpftrace as Debian unstable has it)" "$here/debian-root.sh" sid
+step "sid's bpftrace runs on the host" sid_bpftrace_version
 step "bullseye root (postgresql-13)" "$here/debian-root.sh" bullseye
 for b in 13 15 17 18 18-waitprobes; do
 	step "PostgreSQL $b: source, patch, configure" env PGBT_BUILD_UNTIL=configure "$here/build-postgres.sh" "$b"
