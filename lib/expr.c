@@ -280,6 +280,9 @@ static void format_number(uint64_t v, bool hex, char *out, size_t outlen)
 	snprintf(out, outlen, hex ? "0x%" PRIx64 : "%" PRIu64, v);
 }
 
+static int eval_bpftrace_cond(struct pgbt_eval *ev, const char *cond, bool *ret,
+			      struct pgbt_err *err);
+
 static int eval_builtin(struct pgbt_eval *ev, const char *expr, char *out, size_t outlen,
 			struct pgbt_err *err)
 {
@@ -334,6 +337,16 @@ static int eval_builtin(struct pgbt_eval *ev, const char *expr, char *out, size_
 		else
 			snprintf(out, outlen, "(uint64)*(uint32 *)kptr((uint64)curtask->thread_pid + "
 				 "sizeof(struct pid) + %d * sizeof(struct upid))", ev->t->pidns_depth);
+		return 0;
+	}
+	if (strcmp(expr, "discard") == 0) {
+		/* Before a statement whose value is left unused (delete()'s):
+		 * bpftrace 0.25 and later warn of one unless it is discarded
+		 * with "_ = ", which earlier ones cannot parse. */
+		bool newer;
+		if (eval_bpftrace_cond(ev, "bpftrace >= 0.25", &newer, err) != 0)
+			return -1;
+		snprintf(out, outlen, "%s", newer ? "_ = " : "");
 		return 0;
 	}
 	return 1;
@@ -516,7 +529,7 @@ static enum expr_kind classify(const struct pgbt_scope *s, const char *expr)
 	    strcmp(expr, "shmem.base") == 0)
 		return K_LIVE_BUILTIN;
 	if (strcmp(expr, "binary") == 0 || strcmp(expr, "major") == 0 ||
-	    strcmp(expr, "pg_pid") == 0)
+	    strcmp(expr, "pg_pid") == 0 || strcmp(expr, "discard") == 0)
 		return K_BUILTIN;
 	/* "E.value", "R.name": a loop's variable and a field */
 	if (dot && (size_t)(dot - expr) < sizeof(head)) {

@@ -387,7 +387,9 @@ static void test_bpftrace(struct pgbt_target *t)
 	      strstr(err.msg, "no such program"));
 
 	const char *tpl = HEADER "{{if bpftrace >= 0.21}}new{{else}}old{{end}}\n";
+	const char *discard = HEADER "{{discard}}delete(@m[1]);\n";
 	expect(t, tpl, NULL, "old\n");               /* none given: 0.17 */
+	expect(t, discard, NULL, "\ndelete(@m[1]);\n");
 	expect(t, tpl, NULL, "// bpftrace:   unknown: rendered for v0.17.0 and later");
 	pgbt_bpftrace_find("0.21", &bt, &err);
 	render_bt = &bt;
@@ -398,6 +400,9 @@ static void test_bpftrace(struct pgbt_target *t)
 	expect(t, HEADER "{{if bpftrace == 0.20.9 && bpftrace < 0.21}}y{{end}}\n", NULL, "y\n");
 	expect(t, HEADER "{{if bpftrace != 0.20.9}}y{{else}}n{{end}}\n", NULL, "n\n");
 	expect_error(t, HEADER "{{if bpftrace >= new}}{{end}}\n", NULL, "want bpftrace OP X.Y");
+	expect(t, discard, NULL, "\ndelete(@m[1]);\n");
+	pgbt_bpftrace_find("0.25", &bt, &err);
+	expect(t, discard, NULL, "\n_ = delete(@m[1]);\n");
 	render_bt = NULL;
 }
 
