@@ -331,11 +331,13 @@ static int eval_builtin(struct pgbt_eval *ev, const char *expr, char *out, size_
 		 * sizeof(struct pid): both are 8-byte aligned). The level is
 		 * the namespace's depth below ours, as bpftrace runs where
 		 * pgbt-gen does; a constant, since reading it too costs stack
-		 * that the largest programs do not have. */
+		 * that the largest programs do not have. Pointer arithmetic on
+		 * a byte pointer, not on a number: bpftrace 0.26 and later
+		 * warn when a constant meets kernel memory in a user probe. */
 		if (!ev->t->other_pidns)
 			snprintf(out, outlen, "pid");
 		else
-			snprintf(out, outlen, "(uint64)*(uint32 *)kptr((uint64)curtask->thread_pid + "
+			snprintf(out, outlen, "(uint64)*(uint32 *)((uint8 *)curtask->thread_pid + "
 				 "sizeof(struct pid) + %d * sizeof(struct upid))", ev->t->pidns_depth);
 		return 0;
 	}
