@@ -333,11 +333,13 @@ static int eval_builtin(struct pgbt_eval *ev, const char *expr, char *out, size_
 		 * pgbt-gen does; a constant, since reading it too costs stack
 		 * that the largest programs do not have. Pointer arithmetic on
 		 * a byte pointer, not on a number: bpftrace 0.26 and later
-		 * warn when a constant meets kernel memory in a user probe. */
+		 * warn when a constant meets kernel memory in a user probe;
+		 * kptr() still, since 0.27 takes the sum's pointer for user
+		 * memory in a user probe and reads 0. */
 		if (!ev->t->other_pidns)
 			snprintf(out, outlen, "pid");
 		else
-			snprintf(out, outlen, "(uint64)*(uint32 *)((uint8 *)curtask->thread_pid + "
+			snprintf(out, outlen, "(uint64)*(uint32 *)kptr((uint8 *)curtask->thread_pid + "
 				 "sizeof(struct pid) + %d * sizeof(struct upid))", ev->t->pidns_depth);
 		return 0;
 	}

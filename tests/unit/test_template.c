@@ -364,7 +364,7 @@ static void test_language(struct pgbt_target *t)
 	t->other_pidns = true;
 	expect(t, HEADER "{{if pidns}}ns{{else}}host{{end}}\n", NULL, "ns\n");
 	t->pidns_depth = 2;
-	expect(t, HEADER "{{pg_pid}}\n", NULL, "(uint64)*(uint32 *)((uint8 *)curtask->thread_pid + sizeof(struct pid) + 2 * sizeof(struct upid))");
+	expect(t, HEADER "{{pg_pid}}\n", NULL, "(uint64)*(uint32 *)kptr((uint8 *)curtask->thread_pid + sizeof(struct pid) + 2 * sizeof(struct upid))");
 	t->other_pidns = false;
 }
 
