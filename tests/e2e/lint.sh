@@ -4,10 +4,12 @@
 # parameters, and on one leg per build (the bpftraces taken in turn, so
 # each meets every combination on some builds) with every combination of
 # its choice parameters (and, for scripts that name relations, with -d
-# CONNINFO too) and with its integer parameters at their bounds, keeps to
+# CONNINFO too, at 20 names and at the default number) and with its
+# integer parameters at their bounds, keeps to
 # the bpftrace subset that runs on 0.17 through current releases
-# (tests/lint/bt-subset.sh) and compiles (bt_compile: no probe is
-# attached) without a word on stderr, warnings included. The compilations
+# (tests/lint/bt-subset.sh) and compiles (bt_compile: compile-only, and
+# from bpftrace 0.27 loaded and attached with --dry-run) without a word
+# on stderr, warnings included. The compilations
 # run two at a time (they are CPU-bound and time nothing).
 # The lint itself is checked on a file of known violations, so it cannot
 # pass by finding nothing.
@@ -139,6 +141,10 @@ test_leg() {
 		[[ -n $combos ]] || continue
 		local set conn="host=$CL_SOCK port=$CL_PORT user=postgres dbname=postgres" named=
 		grep -q '{{for [A-Za-z_]* in relations' "$PGBT_ROOT/scripts/$script.bt" && named=1
+		# -d at the default max_relations too: every name is code in
+		# BEGIN, and a program can grow too long to compile (bpftrace
+		# 0.27 with a small BPFTRACE_MAX_STRLEN; README, Troubleshooting).
+		[[ -n $named ]] && render_and_queue "$script" "(-d, defaults)" -d "$conn"
 		while read -r set; do
 			# shellcheck disable=SC2086 # a set is several NAME=VALUE words
 			[[ -n $set ]] && render_and_queue "$script" "($set)" $set

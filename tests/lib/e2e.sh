@@ -56,8 +56,9 @@
 #                            (in its event loop); sets BT_PID. Returns 1 (after fail)
 #                            if it exits or does not attach within 30 s.
 #                            Strings of BT_STRLEN bytes (default 200, as the
-#                            bench; bpftrace's own default is 64); BT_FLAGS: more
-#                            words for bpftrace (e.g. -f json).
+#                            bench; from 0.27 bpftrace's own 1024, see
+#                            bt_launch); BT_FLAGS: more words for bpftrace
+#                            (e.g. -f json).
 #   bt_problems FILE...      bpftrace's errors and warnings in output FILEs,
 #                            but for three that say nothing about the script:
 #                            RLIMIT_MEMLOCK, bpftrace 0.23's "File exists"
@@ -101,6 +102,8 @@
 #                            verifier's and the attach's errors show too.
 #   bt_minor                 the minor version of $PGBT_BPFTRACE (27 for
 #                            v0.27.1), asked once per program.
+#   bt_cut TEXT N            TEXT as $PGBT_BPFTRACE prints a string read
+#                            with strings of N bytes (BT_STRLEN=N).
 #   jobs_run CMD...          CMD in the background, at most two at once
 #                            (waits for a slot first): for CPU-bound work
 #                            that times nothing, such as compilations.
@@ -282,6 +285,20 @@ bt_strlen_env() {
 	fi
 }
 
+# Up to 0.26 a string of N bytes keeps N - 1 of them; 0.27 keeps N and,
+# now that it can tell a string was cut, adds its truncation trailer
+# (str_trunc_trailer, "..").
+bt_cut() {
+	local text=$1 n=$2 v
+	v=$(bt_minor)
+	if ((${v:-0} >= 27)); then
+		((${#text} <= n)) || text="${text:0:n}.."
+	else
+		text=${text:0:n-1}
+	fi
+	printf '%s\n' "$text"
+}
+
 e2e_legs() {
 	local mode=${1:?usage: e2e_legs all|each} b t i=0 n
 	local -a builds bts
@@ -421,8 +438,15 @@ bt_launch() {
 	local script=${1:?usage: bt_launch SCRIPT_FILE OUTFILE} out=${2:?usage: bt_launch SCRIPT_FILE OUTFILE}
 	[[ -r $script ]] || { fail "bt_launch: cannot read script $script"; return 1; }
 	: >"$out"
-	# shellcheck disable=SC2086  # BT_FLAGS: words for bpftrace (-f json)
-	pgbt_bg env $(bt_strlen_env "${BT_STRLEN:-200}") "$PGBT_BPFTRACE" ${BT_FLAGS:-} "$script" >"$out" 2>&1
+	local strlen=${BT_STRLEN:-200}
+	# From 0.27, bpftrace's own size (1024) unless a test asks: there a
+	# smaller one makes each relation name of -d cost more code, and some
+	# 80 names take a program past the reach of a BPF jump (LLVM's
+	# "Branch target out of insn range"), which users of the default
+	# never meet (README, Troubleshooting).
+	[[ -z ${BT_STRLEN:-} ]] && (($(bt_minor) >= 27)) && strlen=
+	# shellcheck disable=SC2046,SC2086  # words for env; BT_FLAGS: for bpftrace (-f json)
+	pgbt_bg env ${strlen:+$(bt_strlen_env "$strlen")} "$PGBT_BPFTRACE" ${BT_FLAGS:-} "$script" >"$out" 2>&1
 	BT_PID=$BG_PID
 	_BT_OUT[$BT_PID]=$out _BT_SCRIPT[$BT_PID]=$script
 }
