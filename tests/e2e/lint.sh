@@ -70,6 +70,17 @@ int_bounds() {
 	END { if (l) print substr(lo, 2); if (h) print substr(hi, 2) }' "$PGBT_ROOT/scripts/$1.bt"
 }
 
+# Whether SCRIPT names relations (-d): a loop over them in its template
+# or in a fragment it includes.
+uses_relations() {
+	local dir=$PGBT_ROOT/scripts inc
+	grep -q '{{for [A-Za-z_]* in relations' "$dir/$1.bt" && return 0
+	for inc in $(sed -n 's/.*{{include \([A-Za-z0-9_-]*\).*/\1/p' "$dir/$1.bt"); do
+		grep -q '{{for [A-Za-z_]* in relations' "$dir/include/$inc.bt" && return 0
+	done
+	return 1
+}
+
 # Compilations to check, two at a time (jobs_run): JOBS holds
 # "FILE<TAB>LABEL" for each, in order; FILE.lint and FILE.cc get what the
 # subset lint and bpftrace said.
@@ -140,7 +151,7 @@ test_leg() {
 		render_and_queue "$script" ""
 		[[ -n $combos ]] || continue
 		local set conn="host=$CL_SOCK port=$CL_PORT user=postgres dbname=postgres" named=
-		grep -q '{{for [A-Za-z_]* in relations' "$PGBT_ROOT/scripts/$script.bt" && named=1
+		uses_relations "$script" && named=1
 		# -d at the default max_relations too: every name is code in
 		# BEGIN, and a program can grow too long to compile (bpftrace
 		# 0.27 with a small BPFTRACE_MAX_STRLEN; README, Troubleshooting).
