@@ -170,8 +170,9 @@ deb:
 	@echo "built $(DEB_DIR)/pgbt_$(VERSION)_amd64.deb"
 
 # Everything the tests need, installed idempotently (root).
-# A source build whose source cannot be had (or a package that cannot be
-# had) exits 3: its tests are skipped, by name, not passed.
+# A source build whose source cannot be had (or a package, or a sid root
+# whose bpftrace cannot be installed today) exits 3: its tests are
+# skipped, by name, not passed.
 test-deps:
 	tests/setup/all.sh
 

@@ -320,6 +320,9 @@ static int eval_report_line(struct pgbt_eval *ev, char *out, size_t outlen,
 	return 0;
 }
 
+static int eval_bpftrace_cond(struct pgbt_eval *ev, const char *cond, bool *ret,
+			      struct pgbt_err *err);
+
 static int eval_builtin(struct pgbt_eval *ev, const char *expr, char *out, size_t outlen,
 			struct pgbt_err *err)
 {
@@ -390,12 +393,26 @@ static int eval_builtin(struct pgbt_eval *ev, const char *expr, char *out, size_
 		 * sizeof(struct pid): both are 8-byte aligned). The level is
 		 * the namespace's depth below ours, as bpftrace runs where
 		 * pgbt-gen does; a constant, since reading it too costs stack
-		 * that the largest programs do not have. */
+		 * that the largest programs do not have. Pointer arithmetic on
+		 * a byte pointer, not on a number: bpftrace 0.26 and later
+		 * warn when a constant meets kernel memory in a user probe;
+		 * kptr() still, since 0.27 takes the sum's pointer for user
+		 * memory in a user probe and reads 0. */
 		if (!ev->t->other_pidns)
 			snprintf(out, outlen, "pid");
 		else
-			snprintf(out, outlen, "(uint64)*(uint32 *)kptr((uint64)curtask->thread_pid + "
+			snprintf(out, outlen, "(uint64)*(uint32 *)kptr((uint8 *)curtask->thread_pid + "
 				 "sizeof(struct pid) + %d * sizeof(struct upid))", ev->t->pidns_depth);
+		return 0;
+	}
+	if (strcmp(expr, "discard") == 0) {
+		/* Before a statement whose value is left unused (delete()'s):
+		 * bpftrace 0.25 and later warn of one unless it is discarded
+		 * with "_ = ", which earlier ones cannot parse. */
+		bool newer;
+		if (eval_bpftrace_cond(ev, "bpftrace >= 0.25", &newer, err) != 0)
+			return -1;
+		snprintf(out, outlen, "%s", newer ? "_ = " : "");
 		return 0;
 	}
 	return 1;
@@ -580,7 +597,7 @@ static enum expr_kind classify(const struct pgbt_scope *s, const char *expr)
 	if (strcmp(expr, "binary") == 0 || strcmp(expr, "major") == 0 ||
 	    strcmp(expr, "pg_pid") == 0 || strcmp(expr, "machine") == 0 ||
 	    strcmp(expr, "caller") == 0 || strcmp(expr, "ip") == 0 ||
-	    strcmp(expr, "cpus") == 0)
+	    strcmp(expr, "cpus") == 0 || strcmp(expr, "discard") == 0)
 		return K_BUILTIN;
 	/* "E.value", "R.name": a loop's variable and a field */
 	if (dot && (size_t)(dot - expr) < sizeof(head)) {

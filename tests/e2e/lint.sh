@@ -4,10 +4,12 @@
 # parameters, and on one leg per build (the bpftraces taken in turn, so
 # each meets every combination on some builds) with every combination of
 # its choice parameters (and, for scripts that name relations, with -d
-# CONNINFO too) and with its integer parameters at their bounds, keeps to
+# CONNINFO too, at 20 names and at the default number) and with its
+# integer parameters at their bounds, keeps to
 # the bpftrace subset that runs on 0.17 through current releases
-# (tests/lint/bt-subset.sh) and compiles (bt_compile: no probe is
-# attached) without a word on stderr, warnings included. The compilations
+# (tests/lint/bt-subset.sh) and compiles (bt_compile: compile-only; from
+# bpftrace 0.27 loaded and attached with --dry-run, but for a watchpoint)
+# without a word on stderr, warnings included. The compilations
 # run two at a time (they are CPU-bound and time nothing); a program that
 # differs from one already compiled by the same bpftrace only in PIDs,
 # addresses and (without USDT) the binary's path takes that one's result
@@ -76,6 +78,17 @@ int_bounds() {
 		if (r[2] != $5) { hi = hi " " $3 "=" r[2]; h = 1 }
 	}
 	END { if (l) print substr(lo, 2); if (h) print substr(hi, 2) }' "$PGBT_ROOT/scripts/$1.bt"
+}
+
+# Whether SCRIPT names relations (-d): a loop over them in its template
+# or in a fragment it includes.
+uses_relations() {
+	local dir=$PGBT_ROOT/scripts inc
+	grep -q '{{for [A-Za-z_]* in relations' "$dir/$1.bt" && return 0
+	for inc in $(sed -n 's/.*{{include \([A-Za-z0-9_-]*\).*/\1/p' "$dir/$1.bt"); do
+		grep -q '{{for [A-Za-z_]* in relations' "$dir/include/$inc.bt" && return 0
+	done
+	return 1
 }
 
 # Compilations to check, two at a time (jobs_run): JOBS holds
@@ -176,7 +189,11 @@ test_leg() {
 		render_and_queue "$script" ""
 		[[ -n $combos ]] || continue
 		local set conn="host=$CL_SOCK port=$CL_PORT user=postgres dbname=postgres" named=
-		grep -q '{{for [A-Za-z_]* in relations' "$PGBT_ROOT/scripts/$script.bt" && named=1
+		uses_relations "$script" && named=1
+		# -d at the default max_relations too: every name is code in
+		# BEGIN, and a program can grow too long to compile (bpftrace
+		# 0.27 with a small BPFTRACE_MAX_STRLEN; README, Troubleshooting).
+		[[ -n $named ]] && render_and_queue "$script" "(-d, defaults)" -d "$conn"
 		while read -r set; do
 			# shellcheck disable=SC2086 # a set is several NAME=VALUE words
 			[[ -n $set ]] && render_and_queue "$script" "($set)" $set

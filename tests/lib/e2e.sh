@@ -30,7 +30,8 @@
 #                            skip says why, and leg_use returns 1.
 #   PGBT_E2E_BUILDS          builds for e2e_legs (default "15 15-debug 17 18
 #                            ct17 emb16 emb14 ct13"); PGBT_E2E_BPFTRACES: bpftraces (default
-#                            "system trixie": /usr/bin's and Debian 13's).
+#                            "system trixie sid": /usr/bin's, Debian 13's and
+#                            Debian unstable's; see bt_path).
 #
 #   pass MSG / fail MSG      count a result; fail prints "FAIL: MSG" to stderr.
 #   skip MSG                 a check that cannot run here: counted and listed
@@ -60,13 +61,17 @@
 #                            (in its event loop); sets BT_PID. Returns 1 (after fail)
 #                            if it exits or does not attach within 30 s.
 #                            Strings of BT_STRLEN bytes (default 200, as the
-#                            bench; bpftrace's own default is 64); BT_FLAGS: more
-#                            words for bpftrace (e.g. -f json).
+#                            bench; from 0.27 bpftrace's own 1024, see
+#                            bt_launch); BT_FLAGS: more words for bpftrace
+#                            (e.g. -f json).
 #   bt_problems FILE...      bpftrace's errors and warnings in output FILEs,
-#                            but for two that say nothing about the script:
-#                            RLIMIT_MEMLOCK, and bpftrace 0.23's "File
-#                            exists" when two CPUs count a new key at once
-#                            (its issue 4068; that one event is lost).
+#                            but for three that say nothing about the script:
+#                            RLIMIT_MEMLOCK, bpftrace 0.23's "File exists"
+#                            when two CPUs count a new key at once (its issue
+#                            4068; that one event is lost), and 0.27's "Could
+#                            not read functions from .../available_filter_
+#                            functions" on a kernel that keeps that file
+#                            from root (lockdown; see bt_problems).
 #   check_bt_quiet WHAT FILE...
 #                            passes when bt_problems FILEs is empty; skips by
 #                            name when its only problems are libbcc's stray
@@ -94,9 +99,16 @@
 #                            in bpftrace output FILE, as last printed; KEYS
 #                            as bpftrace prints them ("other, 4211, read").
 #   bt_compile FILE          what bpftrace ($PGBT_BPFTRACE) says compiling
-#                            FILE (--test codegen: nothing is attached),
-#                            RLIMIT_MEMLOCK's warning aside: empty when it
-#                            compiles without a word.
+#                            FILE, bt_problems' harmless lines aside: empty
+#                            when it compiles without a word. Up to 0.26
+#                            compile-only (nothing is attached); from 0.27
+#                            --dry-run: compiled, loaded and attached, then
+#                            stopped before the first event, so the
+#                            verifier's and the attach's errors show too.
+#   bt_minor                 the minor version of $PGBT_BPFTRACE (27 for
+#                            v0.27.1), asked once per program.
+#   bt_cut TEXT N            TEXT as $PGBT_BPFTRACE prints a string read
+#                            with strings of N bytes (BT_STRLEN=N).
 #   jobs_run CMD...          CMD in the background, at most two at once
 #                            (waits for a slot first): for CPU-bound work
 #                            that times nothing, such as compilations.
@@ -120,7 +132,7 @@ set -Eeuo pipefail    # -E: the ERR trap below also sees failures in functions
 
 : "${PGBT_GEN:=$PGBT_ROOT/build/pgbt-gen}"
 : "${PGBT_E2E_BUILDS:=15 15-debug 17 18 ct17 emb16 emb14 ct13}"
-: "${PGBT_E2E_BPFTRACES:=system trixie}"
+: "${PGBT_E2E_BPFTRACES:=system trixie sid}"
 : "${PGBT_BPFTRACE:=bpftrace}"
 export PGBT_GEN PGBT_E2E_BUILDS PGBT_E2E_BPFTRACES PGBT_BPFTRACE
 # Scripts on hardware watchpoints render whether or not this machine's
@@ -171,24 +183,46 @@ skip() {
 	printf 'skip: %s\n' "$*"
 }
 
-# The program of a bpftrace name: "system" (the one on PATH) or "trixie"
-# (Debian 13's, tests/setup/debian-root.sh trixie); fails with why not.
+# The program of a bpftrace name: "system" (the one on PATH), "trixie"
+# (Debian 13's, tests/setup/debian-root.sh trixie) or "sid" (Debian
+# unstable's, debian-root.sh sid: a moving suite, whose root the set-up
+# may have found unavailable, saying why); fails with why not.
 bt_path() {
-	local p
+	local p why
 	case "$1" in
 	system) p=$(command -v bpftrace) || { echo "no bpftrace on PATH (tests/setup/install-deps.sh)"; return 1; } ;;
-	trixie) p=$PGBT_CACHE/bin/bpftrace-trixie
-		[[ -x $p ]] || { echo "no $p (tests/setup/debian-root.sh trixie)"; return 1; } ;;
-	*) echo "'$1' is not a bpftrace name (want system, trixie)"; return 1 ;;
+	trixie|sid) p=$PGBT_CACHE/bin/bpftrace-$1
+		if [[ ! -x $p ]]; then
+			why=$(cat "$PGBT_CACHE/root-$1.unavailable" 2>/dev/null) || true
+			echo "no $p${why:+: $why} (tests/setup/debian-root.sh $1)"
+			return 1
+		fi ;;
+	*) echo "'$1' is not a bpftrace name (want system, trixie, sid)"; return 1 ;;
 	esac
 	echo "$p"
 }
 
+# The minor version of $PGBT_BPFTRACE, asked once per program (sid's and
+# trixie's start through their root's loader).
+declare -gA _BT_MINOR=()
+bt_minor() {
+	local p=$PGBT_BPFTRACE
+	if [[ -z ${_BT_MINOR[$p]:-} ]]; then
+		_BT_MINOR[$p]=$("$p" --version 2>/dev/null | sed -n 's/^bpftrace v0\.\([0-9]*\).*/\1/p')
+	fi
+	echo "${_BT_MINOR[$p]}"
+}
+
 # bpftrace's warnings and errors in FILE...; not RLIMIT_MEMLOCK's (harmless
-# on current kernels) nor bpftrace 0.23's "File exists" (a count it lost,
-# accounted for by check_count: bt_lost).
+# on current kernels), nor bpftrace 0.23's "File exists" (a count it lost,
+# accounted for by check_count: bt_lost), nor bpftrace 0.27's "Could not
+# read functions from .../available_filter_functions": it reads that list
+# of the kernel functions kprobes may trace at every start, whatever the
+# script, and a kernel in lockdown (this VM's) refuses it even to root,
+# mounted or not. pgbt's scripts trace no kernel function.
+_BT_HARMLESS='RLIMIT_MEMLOCK\|^WARNING: Could not read functions from [^ ]*/available_filter_functions\. '
 bt_problems() {
-	grep -hi 'error\|warning' "$@" | grep -v 'RLIMIT_MEMLOCK\|WARNING: File exists$' || true
+	grep -hi 'error\|warning' "$@" | grep -v "$_BT_HARMLESS"'\|WARNING: File exists$' || true
 }
 
 # bpftrace's "failed to close perf event FDs for probe: P" at exit says
@@ -249,12 +283,26 @@ check_count() {
 # renamed BPFTRACE_MAX_STRLEN in 0.20 (and later ones warn about the old).
 bt_strlen_env() {
 	local v
-	v=$("$PGBT_BPFTRACE" --version 2>/dev/null | sed -n 's/^bpftrace v0\.\([0-9]*\).*/\1/p')
+	v=$(bt_minor)
 	if [[ -n $v ]] && ((v >= 20)); then
 		echo "BPFTRACE_MAX_STRLEN=$1"
 	else
 		echo "BPFTRACE_STRLEN=$1 BPFTRACE_MAX_STRLEN=$1"
 	fi
+}
+
+# Up to 0.26 a string of N bytes keeps N - 1 of them; 0.27 keeps N and,
+# now that it can tell a string was cut, adds its truncation trailer
+# (str_trunc_trailer, "..").
+bt_cut() {
+	local text=$1 n=$2 v
+	v=$(bt_minor)
+	if ((${v:-0} >= 27)); then
+		((${#text} <= n)) || text="${text:0:n}.."
+	else
+		text=${text:0:n-1}
+	fi
+	printf '%s\n' "$text"
 }
 
 e2e_legs() {
@@ -307,6 +355,7 @@ leg_use() {
 	[[ -n $version ]] || { fail "$LEG: $path --version says no version"; return 1; }
 	PGBT_BPFTRACE=$path
 	export PGBT_BPFTRACE
+	bt_minor >/dev/null    # asked here, so jobs_run's subshells know it
 	LEG="$LEG_BUILD/bpftrace-$version"
 	return 0
 }
@@ -411,8 +460,15 @@ bt_launch() {
 	local script=${1:?usage: bt_launch SCRIPT_FILE OUTFILE} out=${2:?usage: bt_launch SCRIPT_FILE OUTFILE}
 	[[ -r $script ]] || { fail "bt_launch: cannot read script $script"; return 1; }
 	: >"$out"
-	# shellcheck disable=SC2086  # BT_FLAGS: words for bpftrace (-f json)
-	pgbt_bg env $(bt_strlen_env "${BT_STRLEN:-200}") "$PGBT_BPFTRACE" ${BT_FLAGS:-} "$script" >"$out" 2>&1
+	local strlen=${BT_STRLEN:-200}
+	# From 0.27, bpftrace's own size (1024) unless a test asks: there a
+	# smaller one makes each relation name of -d cost more code, and some
+	# 80 names take a program past the reach of a BPF jump (LLVM's
+	# "Branch target out of insn range"), which users of the default
+	# never meet (README, Troubleshooting).
+	[[ -z ${BT_STRLEN:-} ]] && (($(bt_minor) >= 27)) && strlen=
+	# shellcheck disable=SC2046,SC2086  # words for env; BT_FLAGS: for bpftrace (-f json)
+	pgbt_bg env ${strlen:+$(bt_strlen_env "$strlen")} "$PGBT_BPFTRACE" ${BT_FLAGS:-} "$script" >"$out" 2>&1
 	BT_PID=$BG_PID
 	_BT_OUT[$BT_PID]=$out _BT_SCRIPT[$BT_PID]=$script
 }
@@ -430,12 +486,14 @@ bt_attached() {
 _bt_wait_attached() {
 	local pid=$1 deadline=$2 out=${_BT_OUT[$1]} script=${_BT_SCRIPT[$1]}
 	while :; do
-		# "Attaching" comes before the probes are live, BEGIN's output
-		# too; bpftrace waits in epoll_wait only in its event loop, which
-		# it enters once every probe is attached.
-		if grep -q 'Attaching\|"attached_probes"' "$out" &&
+		# "Attaching N probes..." (stdout, before 0.24) comes before
+		# the probes are live, BEGIN's output too ("Attached N probes",
+		# on stderr from 0.24, after them); bpftrace waits in
+		# epoll_wait only in its event loop, which it enters once every
+		# probe is attached.
+		if grep -q '^Attach\(ing\|ed\) [0-9]* probe\|"attached_probes"' "$out" &&
 			[[ $(cat "/proc/$pid/wchan" 2>/dev/null) == do_epoll_wait ]]; then
-			_BT_PROBES[$pid]=$(sed -n 's/^Attaching \([0-9]*\) probe.*/\1/p; s/.*"probes": \([0-9]*\).*/\1/p' \
+			_BT_PROBES[$pid]=$(sed -n 's/^Attach\(ing\|ed\) \([0-9]*\) probe.*/\2/p; s/.*"probes": \([0-9]*\).*/\1/p' \
 				"$out" | head -n 1)
 			return 0
 		fi
@@ -550,8 +608,29 @@ _bt_stop_wait() {
 	return 0
 }
 
+# Compile-only flags by version: --test codegen up to 0.23, --test-mode
+# codegen in 0.24, --mode codegen from 0.25. From 0.27 --dry-run instead,
+# which also loads and attaches (and prints nothing when clean): a
+# program the verifier rejects, or a uprobe bpftrace refuses to place, is
+# found as a run would find it (compile-only mode says nothing of either),
+# at ~1.5x the time.
 bt_compile() {
-	timeout 60 "$PGBT_BPFTRACE" --test codegen "$1" 2>&1 | grep -v RLIMIT_MEMLOCK || true
+	local v mode
+	v=$(bt_minor)
+	v=${v:-0}
+	if ((v <= 23)); then mode=(--test codegen)
+	elif ((v == 24)); then mode=(--test-mode codegen)
+	elif ((v <= 26)); then mode=(--mode codegen)
+	# 0.27: loaded and attached, so the verifier's and the attach's errors
+	# show as in a run; but not a watchpoint, whose debug registers a test
+	# beside this one may need (tests/run: exclusive watchpoints).
+	elif grep -q '^watchpoint:' "$1"; then mode=(--mode codegen)
+	else mode=(--dry-run)
+	fi
+	local out rc=0
+	out=$(timeout 60 "$PGBT_BPFTRACE" "${mode[@]}" "$1" 2>&1) || rc=$?
+	[[ -z $out ]] || grep -v "$_BT_HARMLESS" <<<"$out" || true
+	((rc == 0)) || echo "bt_compile: $PGBT_BPFTRACE ${mode[*]} exited with status $rc"
 }
 
 # Job slots: two, for this VM's two CPUs.

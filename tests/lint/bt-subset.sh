@@ -49,7 +49,7 @@ function bad(rule) { printf("%s:%d: %s\n", file, NR, rule); n++ }
 	sub(/^[ \t]*\/\/.*/, "", line)
 	sub(/[ \t]+\/\/[^"]*$/, "", line)
 	# {{pg_pid}} in a container: the PID in the server namespace
-	gsub(/\(uint64\)\*\(uint32 \*\)kptr\(\(uint64\)curtask->thread_pid \+ sizeof\(struct pid\) \+ [0-9]+ \* sizeof\(struct upid\)\)/, "pid", line)
+	gsub(/\(uint64\)\*\(uint32 \*\)kptr\(\(uint8 \*\)curtask->thread_pid \+ sizeof\(struct pid\) \+ [0-9]+ \* sizeof\(struct upid\)\)/, "pid", line)
 }
 line ~ /\{\{|\}\}/                      { bad("unrendered placeholder") }
 line ~ /^BEGIN/                         { if (++begins > 1) bad("more than one BEGIN") }

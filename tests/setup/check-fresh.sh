@@ -72,6 +72,16 @@ report() {
 	return "$failed"
 }
 
+# sid's bpftrace --version; unavailable (exit 3, as debian-root.sh) when
+# the sid root could not be had.
+sid_bpftrace_version() {
+	if [[ -e $cache/root-sid.unavailable ]]; then
+		cat "$cache/root-sid.unavailable"
+		return 3
+	fi
+	"$cache/bin/bpftrace-sid" --version
+}
+
 # The host's packages: downloadable again (into an empty archive directory).
 host_packages() {
 	local pkgs
@@ -80,6 +90,7 @@ host_packages() {
 	# shellcheck disable=SC2086 # a list of package names
 	apt-get install -y -qq --reinstall --download-only -o Dir::Cache::archives="$cache/archives" $pkgs
 }
+sid_root() { "$here/debian-root.sh" sid && sid_bpftrace_version; }
 trixie_root() { "$here/debian-root.sh" trixie && "$cache/bin/bpftrace-trixie" --version; }
 # 18-waitprobes configures as 18 does: its source, fetched by the 18 step
 # first (they share it), must take its patch.
@@ -90,6 +101,7 @@ pg18_both() {
 
 step "host packages download" - host_packages
 step "trixie root (bpftrace 0.23, postgresql-17)" root-trixie/.pgbt-root trixie_root
+step "sid root (bpftrace as Debian unstable has it)" root-sid/.pgbt-root sid_root
 step "bullseye root (postgresql-13)" root-bullseye/.pgbt-root "$here/debian-root.sh" bullseye
 for b in 13 15 17; do
 	step "PostgreSQL $b: source, configure" "pg$b" env PGBT_BUILD_UNTIL=configure "$here/build-postgres.sh" "$b"

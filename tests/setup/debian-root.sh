@@ -13,8 +13,15 @@
 #
 # Packages come from the suite as it is today (no pinned version that the
 # registry could stop serving); the root records what it got in
-# ROOT/.pgbt-root. A program of the root runs on the host through the
-# root's own loader (see bpftrace_wrapper), or inside it with chroot.
+# ROOT/.pgbt-root and says it on stderr. A program of the root runs on the
+# host through the root's own loader (see write_wrapper), or inside it with
+# chroot.
+#
+# sid is Debian's moving suite: on some days its bpftrace cannot be
+# installed (a transition, a package removed) and nothing here can fix
+# that. A sid root that cannot be had is unavailable, not broken: one line
+# on stderr, the reason in $PGBT_CACHE/root-sid.unavailable (the tests skip
+# its bpftrace, saying why), exit status 3. Any other failure is exit 1.
 set -euo pipefail
 
 suite=${1:?usage: debian-root.sh SUITE}
@@ -55,10 +62,21 @@ mirror=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/nu
 echo "debian-root: debootstrap $suite with $packages into $root" >&2
 rm -rf "$root.new"
 mkdir -p "$cache"
-if ! debootstrap --variant=minbase --include="$packages" "$suite" "$root.new" "$mirror" \
-  >"$cache/debootstrap-$suite.log" 2>&1; then
-  echo "debian-root: debootstrap $suite failed; last lines of $cache/debootstrap-$suite.log:" >&2
-  tail -n 15 "$cache/debootstrap-$suite.log" >&2
+unavailable=$cache/root-$suite.unavailable
+log=$cache/debootstrap-$suite.log
+if ! debootstrap --variant=minbase --include="$packages" "$suite" "$root.new" "$mirror" >"$log" 2>&1; then
+  if [ "$suite" = sid ]; then
+    # debootstrap's own reason: its last E: line (a package it could not
+    # find, fetch or configure).
+    why="debootstrap sid failed: $(grep '^E: ' "$log" | tail -n 1 | cut -c4-200)"
+    [ "$why" != "debootstrap sid failed: " ] || why="debootstrap sid failed (see $log)"
+    echo "$why" >"$unavailable"
+    echo "debian-root: sid unavailable: $why" >&2
+    rm -rf "$root.new"
+    exit 3
+  fi
+  echo "debian-root: debootstrap $suite failed; last lines of $log:" >&2
+  tail -n 15 "$log" >&2
   exit 1
 fi
 # Clusters are created by the tests, not by the package's post-install.
@@ -69,5 +87,7 @@ rm -rf "$root.new"/var/lib/postgresql/*/main "$root.new"/etc/postgresql/*/main
 } >"$root.new/.pgbt-root"
 rm -rf "$root"
 mv "$root.new" "$root"
+rm -f "$unavailable"
 write_wrapper
+echo "debian-root: $suite: $(sed 1d "$root/.pgbt-root" | paste -sd, | sed 's/,/, /g')" >&2
 echo "$root"

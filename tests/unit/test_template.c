@@ -507,7 +507,7 @@ static void test_language(struct pgbt_target *t)
 	t->other_pidns = true;
 	expect(t, HEADER "{{if pidns}}ns{{else}}host{{end}}\n", NULL, "ns\n");
 	t->pidns_depth = 2;
-	expect(t, HEADER "{{pg_pid}}\n", NULL, "curtask->thread_pid + sizeof(struct pid) + 2 * sizeof(struct upid))");
+	expect(t, HEADER "{{pg_pid}}\n", NULL, "(uint64)*(uint32 *)kptr((uint8 *)curtask->thread_pid + sizeof(struct pid) + 2 * sizeof(struct upid))");
 	t->other_pidns = false;
 }
 
@@ -530,7 +530,9 @@ static void test_bpftrace(struct pgbt_target *t)
 	      strstr(err.msg, "no such program"));
 
 	const char *tpl = HEADER "{{if bpftrace >= 0.21}}new{{else}}old{{end}}\n";
+	const char *discard = HEADER "{{discard}}delete(@m[1]);\n";
 	expect(t, tpl, NULL, "old\n");               /* none given: 0.17 */
+	expect(t, discard, NULL, "\ndelete(@m[1]);\n");
 	expect(t, tpl, NULL, "// bpftrace:   unknown: rendered for v0.17.0 and later");
 	pgbt_bpftrace_find("0.21", &bt, &err);
 	render_bt = &bt;
@@ -541,6 +543,9 @@ static void test_bpftrace(struct pgbt_target *t)
 	expect(t, HEADER "{{if bpftrace == 0.20.9 && bpftrace < 0.21}}y{{end}}\n", NULL, "y\n");
 	expect(t, HEADER "{{if bpftrace != 0.20.9}}y{{else}}n{{end}}\n", NULL, "n\n");
 	expect_error(t, HEADER "{{if bpftrace >= new}}{{end}}\n", NULL, "want bpftrace OP X.Y");
+	expect(t, discard, NULL, "\ndelete(@m[1]);\n");
+	pgbt_bpftrace_find("0.25", &bt, &err);
+	expect(t, discard, NULL, "\n_ = delete(@m[1]);\n");
 	render_bt = NULL;
 }
 
