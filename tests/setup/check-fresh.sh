@@ -23,7 +23,8 @@ real=${PGBT_CACHE:-/var/cache/pgbt}
 cache=$(mktemp -d /tmp/pgbt-fresh.XXXXXX)
 jobs=${PGBT_FRESH_JOBS:-4}
 pids=()
-trap 'kill "${pids[@]}" 2>/dev/null; rm -rf "$cache"' EXIT
+# (|| true: under set -e a failing command in the trap sets the exit status)
+trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$cache"' EXIT
 export PGBT_CACHE=$cache
 start=$SECONDS
 
