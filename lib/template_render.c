@@ -449,16 +449,18 @@ static int find_run_pid(struct render *r, pid_t *ret, struct pgbt_err *err)
 	return 0;
 }
 
-/* In a container the binary's path is /proc/POSTMASTER/root/...; bpftrace
- * -p PID puts a path under /proc/PID/root unless it starts there already,
- * so a rendering for -p names it under the followed process's root (the
- * same file: children share the postmaster's root). */
+/* bpftrace -p PID puts a probe's path under /proc/PID/root unless it
+ * starts there already, and 0.27 then attaches each USDT probe twice, for
+ * both paths (every event counted twice; measured on 0.27.1): a rendering
+ * for -p names the binary under the followed process's root, the same
+ * file (checked; children share the postmaster's root, also in a
+ * container), which works without -p too. */
 static void binary_under(struct render *r)
 {
 	const struct pgbt_target *t = r->ev.t;
 	struct stat a, b;
 
-	if (!r->run_pid || strcmp(t->path, t->exe) == 0)
+	if (!r->run_pid)
 		return;
 	snprintf(r->binary, sizeof(r->binary), "/proc/%d/root%s", (int)r->run_pid, t->exe);
 	if (stat(r->binary, &a) == 0 && stat(t->path, &b) == 0 && a.st_dev == b.st_dev &&

@@ -190,7 +190,15 @@ test_watchpoint_check() {
 	watchpoints_fire && want="a hardware watchpoint"
 	rc=0
 	out=$(PGBT_WATCHPOINT_CHECK= "$PGBT_GEN" -p "$CL_PID" backend-waits pid="$bp" 2>"$E2E_TMP/wp.err") || rc=$?
-	check_eq "backend-waits (via=auto) renders on any machine" "$rc:$(cat "$E2E_TMP/wp.err")" "0:"
+	# (stderr: the Run line's command, where the mechanism follows the backend)
+	check_eq "backend-waits (via=auto) renders on any machine" \
+		"$rc:$(grep -v "^pgbt-gen: backend-waits follows PID $bp: run it as " "$E2E_TMP/wp.err")" "0:"
+	if [[ $want == sched_switch ]]; then
+		check_eq "backend-waits via sched_switch: no bpftrace -p (tracepoints must see others)" \
+			"$(grep -c "^// Run:" <<<"$out")" 0
+	else
+		check_eq "backend-waits via a watchpoint: run with bpftrace -p" "$(grep -c "^// Run: .* -p $bp -" <<<"$out")" 1
+	fi
 	check_contains "backend-waits (via=auto) takes what works here" "$(grep '^// mechanism:' <<<"$out")" \
 		"// mechanism:  $want"
 	rc=0
