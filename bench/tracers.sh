@@ -87,12 +87,16 @@ script_start() {
 
 # bpftrace PROGRAM_FILE > OUT in the background; returns once attached.
 # bpftrace runs as the README tells users to run it: default settings
-# (string size 64). BT_ENV (NAME=VALUE ...) adds settings a peer needs.
+# (string size 64), and -p PID where the program's Run line says so (a
+# script that follows one backend). BT_ENV (NAME=VALUE ...) adds settings
+# a peer needs.
 bt_launch() {
-	local prog=$1 out=$2 i
+	local prog=$1 out=$2 i p=() run_pid
 	[[ -n $BT_RENDER_ONLY ]] && return 0
+	run_pid=$(sed -n '2s/^\/\/ Run: .* -p \([0-9][0-9]*\) -   (from a file: .*/\1/p' "$prog")
+	[[ -n $run_pid ]] && p=(-p "$run_pid")
 	: >"$out"
-	pgbt_bg env ${BT_ENV:-} bpftrace "$prog" >"$out" 2>&1
+	pgbt_bg env ${BT_ENV:-} bpftrace "${p[@]}" "$prog" >"$out" 2>&1
 	TR_PID=$BG_PID TR_SIG=INT
 	for ((i = 0; i < 300; i++)); do
 		if grep -q '^Attaching' "$out"; then

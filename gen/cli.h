@@ -9,13 +9,13 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-enum cli_command { CMD_RENDER, CMD_LIST, CMD_HELP, CMD_CHECK_LAYOUTS, CMD_CHECK_WATCHPOINTS,
+enum cli_command { CMD_RENDER, CMD_RUN, CMD_LIST, CMD_HELP, CMD_CHECK_LAYOUTS, CMD_CHECK_WATCHPOINTS,
 		   CMD_REPORT };
 enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_NONE };
 
 struct cli {
 	enum cli_command command;
-	const char *script;      /* for help: the script it is about */
+	const char *script;      /* for help and run: the script it is about */
 	pid_t pid;               /* -p, 0 when not given */
 	const char *datadir;     /* -D */
 	const char *bin;         /* --bin */
@@ -30,6 +30,17 @@ struct cli {
 	int report_top;                     /* report: --top N, 0 each table's */
 	const char *params[PGBT_MAX_PARAMS * 2];
 	int nparams;
+	char **argv;             /* the command line, for the Run line */
+	int argc;
+	int command_arg;             /* argv's index of the word "run" or "help", or 0 */
+};
+
+/* What a rendering says besides its text: how to run it. */
+struct cli_rendered {
+	pid_t run_pid;           /* bpftrace -p: the process it follows, or 0 */
+	bool uprobes_scoped;     /* ... and that bpftrace keeps uprobes to it */
+	char command[1024];      /* the pgbt-gen command that renders it */
+	char bpftrace[PATH_MAX]; /* the program rendered for, "" if a version */
 };
 
 /* Returns -1 when there is a command to run, else the exit code to
@@ -40,8 +51,16 @@ int cli_load_template(const struct cli *cli, const char *name,
 		      struct pgbt_template *ret, struct pgbt_err *err);
 int cli_open_target(const struct cli *cli, struct pgbt_target *ret, struct pgbt_err *err);
 
-/* The script cli->script rendered for the target, into *ret (malloc'd). */
-int cli_render(const struct cli *cli, char **ret, struct pgbt_err *err);
+/* The script cli->script rendered for the target, into *ret (malloc'd);
+ * info (may be NULL) says how to run it. */
+int cli_render(const struct cli *cli, char **ret, struct cli_rendered *info,
+	       struct pgbt_err *err);
+
+/* "CMD | sudo bpftrace -p PID -" for info, into out. */
+void cli_run_command(const struct cli_rendered *info, char *out, size_t len);
+
+/* pgbt-gen run SCRIPT (run.c): rendered, then bpftrace runs it. */
+int cli_run(const struct cli *cli);
 
 int cli_list(const struct cli *cli);
 /* "running server, DWARF or layout, ...": what a script needs, for people. */

@@ -1,8 +1,9 @@
 /* pgbt-gen help SCRIPT: what a script shows (its header comment, the
  * bpftrace tools' kind: summary, usage, what it shows and misses, its
  * cost line, a short example, its page under docs/scripts/), its
- * parameters with type, default and meaning, what it needs; with a
- * target, whether it renders for that server and why not. */
+ * parameters with type, default and meaning, what it needs, how to run
+ * one that follows a backend; with a target, whether it renders for that
+ * server (and the command that runs it) and why not. */
 #include "cli.h"
 
 #include "spec.h"
@@ -76,7 +77,8 @@ int cli_help(const struct cli *cli)
 	struct pgbt_template tpl;
 	struct pgbt_needs needs;
 	struct pgbt_err err = { .msg = "" };
-	char needs_line[128], *out = NULL;
+	struct cli_rendered info;
+	char needs_line[128], run[2048], *out = NULL;
 
 	if (cli_load_template(cli, cli->script, &tpl, &err) < 0) {
 		fprintf(stderr, "pgbt-gen: help: %s\n", err.msg);
@@ -92,16 +94,28 @@ int cli_help(const struct cli *cli)
 	cli_needs_text(&needs, needs_line, sizeof(needs_line));
 	printf("\nNeeds: %s.\n", needs_line);
 	print_report(&tpl);
+	if (tpl.run_param[0])
+		printf("\nRun: with %s=PID, give bpftrace -p and that backend's PID on this host\n"
+		       "(pgbt-gen prints the command on stderr and in the script's first line, or\n"
+		       "pgbt-gen run %s %s=PID runs it): bpftrace 0.20 and later then attach\n"
+		       "every probe to that process alone; 0.17 only its USDT probes and\n"
+		       "watchpoints, its uprobes trap in every backend. bpftrace stops when\n"
+		       "that process exits.\n", tpl.run_param, tpl.name, tpl.run_param);
 	pgbt_template_free(&tpl);
 	if (!cli->pid && !cli->datadir && !cli->bin)
 		return 0;
 	/* The target given: does it render there, with these parameters? */
-	if (cli_render(cli, &out, &err) < 0) {
+	if (cli_render(cli, &out, &info, &err) < 0) {
 		printf("On this server: it does not render: %s\n", err.msg);
 		return 1;
 	}
-	printf("On this server: it renders (pgbt-gen with the same options and %s | sudo bpftrace -).\n",
-	       cli->script);
+	if (info.run_pid) {
+		cli_run_command(&info, run, sizeof(run));
+		printf("On this server: it renders; run it as  %s\n", run);
+	} else {
+		printf("On this server: it renders (pgbt-gen with the same options and %s | sudo bpftrace -).\n",
+		       cli->script);
+	}
 	free(out);
 	return 0;
 }

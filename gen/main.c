@@ -8,6 +8,7 @@
  * error nothing reaches stdout, so `| bpftrace -` never runs half a script. */
 #include "cli.h"
 
+#include "buf.h"
 #include "catalog.h"
 #include "hwbp.h"
 #include "machine.h"
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Our catalog connection must be served by the traced server: names from
  * another server's catalog would be wrong, not just missing. The server
@@ -68,8 +70,45 @@ int cli_check_watchpoints(void)
 	return fire == 0 ? 1 : 2;
 }
 
-int cli_render(const struct cli *cli, char **ret, struct pgbt_err *err)
+/* The command line as a shell reads it back, without the word "run" or
+ * "help":
+ * what renders the script to stdout. */
+static void command_line(const struct cli *cli, char *out, size_t len)
 {
+	static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				   "0123456789_-./=:,+@%";
+	struct pgbt_buf b = {0};
+
+	for (int i = 0; i < cli->argc; i++) {
+		const char *a = cli->argv[i];
+
+		if (i && i == cli->command_arg)
+			continue;
+		if (b.len)
+			pgbt_buf_add(&b, " ", 1);
+		if (*a && strspn(a, safe) == strlen(a)) {
+			pgbt_buf_add(&b, a, strlen(a));
+			continue;
+		}
+		pgbt_buf_add(&b, "'", 1);
+		for (; *a; a++)
+			pgbt_buf_add(&b, *a == '\'' ? "'\\''" : a, *a == '\'' ? 4 : 1);
+		pgbt_buf_add(&b, "'", 1);
+	}
+	snprintf(out, len, "%s", b.s && !b.oom ? b.s : "pgbt-gen ...");
+	pgbt_buf_free(&b);
+}
+
+void cli_run_command(const struct cli_rendered *info, char *out, size_t len)
+{
+	snprintf(out, len, "%s | %s%s -p %d -", info->command, geteuid() == 0 ? "" : "sudo ",
+		 info->bpftrace[0] ? info->bpftrace : "bpftrace", (int)info->run_pid);
+}
+
+int cli_render(const struct cli *cli, char **ret, struct cli_rendered *info,
+	       struct pgbt_err *err)
+{
+	struct cli_rendered unused;
 	struct pgbt_template tpl;
 	struct pgbt_target target;
 	struct pgbt_needs needs;
@@ -79,8 +118,13 @@ int cli_render(const struct cli *cli, char **ret, struct pgbt_err *err)
 	int rc = -1;
 
 	*ret = NULL;
+	if (!info)
+		info = &unused;
+	memset(info, 0, sizeof(*info));
+	command_line(cli, info->command, sizeof(info->command));
 	if (cli_load_template(cli, cli->script, &tpl, err) < 0)
 		return -1;
+	pgbt_template_set_command(&tpl, info->command, geteuid() == 0);
 	for (int i = 0; i < cli->nparams; i++)
 		if (pgbt_template_set_param(&tpl, cli->params[i], err) < 0)
 			goto fail_template;
@@ -94,6 +138,8 @@ int cli_render(const struct cli *cli, char **ret, struct pgbt_err *err)
 	if (pgbt_bpftrace_find(cli->bpftrace, &bt, err) < 0)
 		goto fail_template;
 	pgbt_template_set_bpftrace(&tpl, &bt);
+	snprintf(info->bpftrace, sizeof(info->bpftrace), "%s", bt.program);
+	info->uprobes_scoped = pgbt_bpftrace_scopes_uprobes(&bt);
 	if (cli_open_target(cli, &target, err) < 0)
 		goto fail_template;
 	if (pgbt_template_resolve_backends(&tpl, &target, err) < 0)
@@ -102,7 +148,8 @@ int cli_render(const struct cli *cli, char **ret, struct pgbt_err *err)
 	    (pgbt_catalog_read(cli->conninfo, check_same_server, &target, &catalog, err) < 0 ||
 	     pgbt_template_add_rows(&tpl, &catalog.relations, err) < 0))
 		goto fail_target;
-	if (pgbt_template_render(&tpl, &target, &out, err) < 0)
+	if (pgbt_template_run_pid(&tpl, &target, &info->run_pid, err) < 0 ||
+	    pgbt_template_render(&tpl, &target, &out, err) < 0)
 		goto fail_target;
 	if (cli->check_with_gdb && cli_check_with_gdb(&target, cli->check_strict, &out, err) < 0)
 		goto fail_target;
@@ -124,11 +171,21 @@ fail_template:
 static int render_script(const struct cli *cli)
 {
 	struct pgbt_err err = { .msg = "" };
-	char *out = NULL;
+	struct cli_rendered info;
+	char *out = NULL, run[2048];
 	int rc = 1;
 
-	if (cli_render(cli, &out, &err) < 0)
+	if (cli_render(cli, &out, &info, &err) < 0)
 		goto fail;
+	/* One line, as the script's first comment line says too: what a
+	 * script that follows one process costs depends on it. */
+	if (info.run_pid) {
+		cli_run_command(&info, run, sizeof(run));
+		fprintf(stderr, "pgbt-gen: %s follows PID %d: run it as  %s  (%s)\n", cli->script,
+			(int)info.run_pid, run, info.uprobes_scoped
+			? "bpftrace then probes that process alone; without -p every backend traps on its uprobes"
+			: "this bpftrace keeps only USDT probes and watchpoints to it; its uprobes trap in every backend: 0.20 and later keep them too");
+	}
 	if (fputs(out, stdout) == EOF || fflush(stdout) == EOF) {
 		pgbt_fail(&err, "stdout: write failed");
 		goto fail;
@@ -161,6 +218,8 @@ int main(int argc, char **argv)
 		return cli_report(&cli);
 	case CMD_RENDER:
 		return render_script(&cli);
+	case CMD_RUN:
+		return cli_run(&cli);
 	}
 	return 2;
 }

@@ -12,6 +12,10 @@
 
 static const char usage[] =
 "Usage: pgbt-gen [TARGET] SCRIPT [NAME=VALUE...]   render SCRIPT to stdout\n"
+"       pgbt-gen [TARGET] run SCRIPT [NAME=VALUE...]\n"
+"                                                  render SCRIPT and run bpftrace\n"
+"                                                  on it (with -p PID for a\n"
+"                                                  script that follows one backend)\n"
 "       pgbt-gen list                              the scripts and what they need\n"
 "       pgbt-gen [TARGET] help SCRIPT              what SCRIPT shows, its parameters,\n"
 "                                                  what it needs (with a TARGET:\n"
@@ -68,7 +72,8 @@ static const char usage[] =
 "  pgbt-gen xid-rate | sudo bpftrace -\n"
 "  pgbt-gen -D /var/lib/postgresql/15/main xid-events > xid.bt\n"
 "  pgbt-gen -p 4242 oid-consumers interval=10 | sudo bpftrace -\n"
-"  pgbt-gen -d 'dbname=app user=postgres' lock-waits | sudo bpftrace -\n";
+"  pgbt-gen -d 'dbname=app user=postgres' lock-waits | sudo bpftrace -\n"
+"  sudo pgbt-gen run lock-events pid=4243   (bpftrace -p 4243: that backend alone)\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -115,6 +120,8 @@ int cli_parse(struct cli *cli, int argc, char **argv)
 	int c, targets = 0, report_opts = 0;
 
 	memset(cli, 0, sizeof(*cli));
+	cli->argv = argv;
+	cli->argc = argc;
 	if (getenv("PGBT_BPFTRACE") && *getenv("PGBT_BPFTRACE"))
 		cli->bpftrace = getenv("PGBT_BPFTRACE");
 	while ((c = getopt_long(argc, argv, "p:D:d:hV", longopts, NULL)) != -1) {
@@ -201,11 +208,12 @@ int cli_parse(struct cli *cli, int argc, char **argv)
 	for (; optind < argc; optind++) {
 		if (!cli->script && !strchr(argv[optind], '=')) {
 			cli->script = argv[optind];
+			cli->command_arg = optind;    /* if it is "run" or "help" */
 			continue;
 		}
-		if (cli->command != CMD_HELP && strcmp(cli->script, "help") == 0 &&
-		    !strchr(argv[optind], '=')) {
-			cli->command = CMD_HELP;
+		if (cli->command == CMD_RENDER && !strchr(argv[optind], '=') &&
+		    (strcmp(cli->script, "help") == 0 || strcmp(cli->script, "run") == 0)) {
+			cli->command = strcmp(cli->script, "help") == 0 ? CMD_HELP : CMD_RUN;
 			cli->script = argv[optind];
 			continue;
 		}
@@ -217,10 +225,15 @@ int cli_parse(struct cli *cli, int argc, char **argv)
 	}
 	if (!cli->script)
 		return usage_error("%s", "no script named (pgbt-gen list shows them)");
-	if (cli->command == CMD_HELP)
+	if (cli->command != CMD_RUN && cli->command != CMD_HELP)
+		cli->command_arg = 0;
+	if (cli->command == CMD_HELP || cli->command == CMD_RUN)
 		;   /* cli->script is the script it is about */
-	else if (strcmp(cli->script, "help") == 0)
-		return usage_error("%s", "help: which script? (pgbt-gen help SCRIPT; pgbt-gen list names them)");
+	else if (strcmp(cli->script, "help") == 0 || strcmp(cli->script, "run") == 0)
+		return usage_error(strcmp(cli->script, "help") == 0
+				   ? "%s: which script? (pgbt-gen help SCRIPT; pgbt-gen list names them)"
+				   : "%s: which script? (pgbt-gen run SCRIPT; pgbt-gen list names them)",
+				   cli->script);
 	else if (strcmp(cli->script, "list") == 0)
 		cli->command = CMD_LIST;
 	else if (strcmp(cli->script, "check-layouts") == 0)

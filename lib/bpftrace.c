@@ -44,6 +44,13 @@ int pgbt_bpftrace_cmp(const struct pgbt_bpftrace *bt, const int v[3])
 	return 0;
 }
 
+bool pgbt_bpftrace_scopes_uprobes(const struct pgbt_bpftrace *bt)
+{
+	static const int v0_20[3] = { 0, 20, 0 };
+
+	return bt && pgbt_bpftrace_cmp(bt, v0_20) >= 0;
+}
+
 /* Whether path names an executable file, searching PATH for a bare name
  * ("bpftrace"); the full path in ret. */
 static bool find_program(const char *name, char *ret, size_t len)
@@ -135,5 +142,6 @@ int pgbt_bpftrace_find(const char *spec, struct pgbt_bpftrace *ret, struct pgbt_
 	if (!v || pgbt_bpftrace_parse_version(v, ret->version) < 0)
 		return pgbt_fail(err, "%s --version: '%.60s' is not a bpftrace version", prog, line);
 	snprintf(ret->how, sizeof(ret->how), "%s (%s --version)", v, prog);
+	snprintf(ret->program, sizeof(ret->program), "%s", spec ? spec : "bpftrace");
 	return 0;
 }

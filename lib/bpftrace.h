@@ -16,6 +16,9 @@
 struct pgbt_bpftrace {
 	int version[3];         /* major, minor, patch */
 	char how[PATH_MAX + 64];/* "/usr/bin/bpftrace --version", "--bpftrace 0.23", ... */
+	char program[PATH_MAX]; /* how to run it: the name or path given, or
+				   "bpftrace" (on PATH); "" when only a version
+				   is known */
 };
 
 /* spec: a path to a bpftrace (its --version is asked), a version number
@@ -26,6 +29,11 @@ int pgbt_bpftrace_find(const char *spec, struct pgbt_bpftrace *ret, struct pgbt_
 
 /* Parses "0.23", "0.23.2" or "v0.23.2" into version[3]; -1 if it is not one. */
 int pgbt_bpftrace_parse_version(const char *s, int ret[3]);
+
+/* Whether bt's -p PID attaches uprobes to that process alone: from 0.20
+ * (before, a uprobe traps in every process mapping the file; USDT probes
+ * and watchpoints follow -p in every version). NULL: the oldest, no. */
+bool pgbt_bpftrace_scopes_uprobes(const struct pgbt_bpftrace *bt);
 
 /* <0, 0, >0 as bt's version is older than, equal to, newer than v[3]. */
 int pgbt_bpftrace_cmp(const struct pgbt_bpftrace *bt, const int v[3]);

@@ -338,7 +338,7 @@ static int eval_builtin(struct pgbt_eval *ev, const char *expr, char *out, size_
 		return 0;
 	}
 	if (strcmp(expr, "binary") == 0) {
-		snprintf(out, outlen, "%s", ev->t->path);
+		snprintf(out, outlen, "%s", ev->binary ? ev->binary : ev->t->path);
 		return 0;
 	}
 	if (strcmp(expr, "major") == 0) {

@@ -53,6 +53,8 @@ struct pgbt_eval {
 	int depth;                      /* of let expansion, against cycles */
 	pid_t in_pid;                   /* whose memory is read: a backend
 					   inside backend(), else 0 (postmaster) */
+	const char *binary;             /* {{ binary }} when not t->path (the
+					   path under a backend's /proc root) */
 	struct pgbt_buf prov;           /* "//   EXPR = VALUE ..." lines */
 	struct pgbt_buf notes;          /* "// KEY: TEXT" lines of {{ note() }} */
 	int watchpoints;                /* watchpoint_test's answer + 2, once asked */

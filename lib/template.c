@@ -158,6 +158,30 @@ static int parse_let(struct pgbt_template *tpl, char *args)
 	return l->expr && l->expr[0] ? 0 : -1;
 }
 
+/* "-p $NAME [if COND]" of "//@ bpftrace": the backend parameter whose
+ * process bpftrace -p should attach to (checked once every parameter is
+ * read), and when. */
+static int parse_run(struct pgbt_template *tpl, const char *args)
+{
+	size_t n;
+
+	if (tpl->run_param[0] || strncmp(args, "-p $", 4) != 0)
+		return -1;
+	args += 4;
+	n = strspn(args, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+	if (!n || n >= sizeof(tpl->run_param))
+		return -1;
+	snprintf(tpl->run_param, sizeof(tpl->run_param), "%.*s", (int)n, args);
+	args += n;
+	args += strspn(args, " \t");
+	if (!*args)
+		return 0;
+	if (strncmp(args, "if ", 3) != 0)
+		return -1;
+	tpl->run_cond = pgbt_trim_dup(args + 3, strlen(args + 3));
+	return tpl->run_cond && tpl->run_cond[0] ? 0 : -1;
+}
+
 /* " * xid-rate<TAB>summary" in the header comment gives the summary. */
 static void parse_summary_line(struct pgbt_template *tpl, const char *line)
 {
@@ -219,13 +243,21 @@ int pgbt_template_parse_expanded(const char *name, const char *origin, const cha
 		ok = !directive ||
 		     (strncmp(args, "param ", 6) == 0 && parse_param(ret, args + 6, &perr) == 0) ||
 		     (strncmp(args, "let ", 4) == 0 && parse_let(ret, args + 4) == 0) ||
-		     (strncmp(args, "report ", 7) == 0 && keep_report_line(ret, args + 7, lineno) == 0);
+		     (strncmp(args, "report ", 7) == 0 && keep_report_line(ret, args + 7, lineno) == 0) ||
+		     (strncmp(args, "bpftrace ", 9) == 0 && parse_run(ret, args + 9) == 0);
 		free(line);
 		if (ok)
 			continue;
 		pgbt_template_free(ret);
 		return pgbt_fail(err, "%s:%d: bad directive%s%s", origin, lineno,
 				 perr.msg[0] ? ": " : "", perr.msg);
+	}
+	if (ret->run_param[0] && (!pgbt_template_param(ret, ret->run_param) ||
+				  pgbt_template_param(ret, ret->run_param)->type != PARAM_BACKEND)) {
+		pgbt_fail(err, "%s: //@ bpftrace -p $%s: no backend parameter %s", origin,
+			  ret->run_param, ret->run_param);
+		pgbt_template_free(ret);
+		return -1;
 	}
 	if (!ret->summary[0]) {
 		pgbt_template_free(ret);
@@ -275,6 +307,8 @@ void pgbt_template_free(struct pgbt_template *tpl)
 	tpl->report = NULL;
 	tpl->report_lines = NULL;
 	tpl->nreport = 0;
+	free(tpl->run_cond);
+	tpl->run_cond = NULL;
 }
 
 const struct pgbt_param *pgbt_template_param(const struct pgbt_template *tpl, const char *name)

@@ -82,6 +82,14 @@ struct pgbt_template {
 	char **report;
 	int *report_lines;
 	size_t nreport;
+	/* "//@ bpftrace -p $NAME [if COND]": the script follows the process of
+	   backend parameter NAME, and bpftrace -p should attach to it */
+	char run_param[32];
+	char *run_cond;         /* owned; NULL: always */
+	const char *command;    /* how the user asked for it, for the Run line
+				   ("pgbt-gen -p 1234 lock-events pid=4243");
+				   not owned, NULL: "pgbt-gen ..." */
+	bool as_root;           /* the user is root: no "sudo" in the Run line */
 	struct pgbt_node *nodes;        /* text parsed once: the top level */
 	size_t nnodes;
 };
@@ -143,8 +151,24 @@ int pgbt_template_resolve_backends(struct pgbt_template *tpl, const struct pgbt_
 
 void pgbt_template_needs(const struct pgbt_template *tpl, struct pgbt_needs *ret);
 
+/* The command line that rendered tpl ("pgbt-gen -p 1234 lock-events
+ * pid=4243"), quoted for a shell, and whether its user is root: what the
+ * rendering's Run line tells to run. The caller keeps command alive. */
+void pgbt_template_set_command(struct pgbt_template *tpl, const char *command, bool as_root);
+
+/* The PID bpftrace -p should attach to for tpl on target t: the host's PID
+ * of the backend its "//@ bpftrace -p $NAME" directive names, when that
+ * parameter is not 0 and the directive's condition holds; else 0. After
+ * pgbt_template_resolve_backends. */
+int pgbt_template_run_pid(const struct pgbt_template *tpl, struct pgbt_target *t, pid_t *ret,
+			  struct pgbt_err *err);
+
 /* Renders for target t into a malloc'ed string (*ret). Nothing is returned
- * on error, so a caller never prints half a script. */
+ * on error, so a caller never prints half a script. A script that follows
+ * one process (pgbt_template_run_pid) gets a Run line after its first
+ * line (how to run bpftrace -p on it) and a provenance line about it, and
+ * in a container the binary's path under that process's /proc/PID/root,
+ * which bpftrace -p takes as it is. */
 int pgbt_template_render(const struct pgbt_template *tpl, struct pgbt_target *t,
 			 char **ret, struct pgbt_err *err);
 

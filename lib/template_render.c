@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define PROVENANCE_MARK "\001"
 
@@ -35,6 +36,8 @@ struct render {
 	bool marked;            /* provenance mark emitted */
 	struct enum_seen enums[ENUMS_SEEN_MAX];
 	size_t nenums;
+	pid_t run_pid;          /* bpftrace -p: the process it follows, or 0 */
+	char binary[PATH_MAX + 32];     /* {{ binary }} under its /proc root */
 };
 
 /* Copies literal text, dropping "//@" lines; the first becomes the mark
@@ -315,6 +318,39 @@ static int render(struct render *r, const struct pgbt_node *v, size_t n, struct 
 	return 0;
 }
 
+/* What bpftrace -p does for a script that follows one process. */
+static void run_provenance(const struct render *r, struct pgbt_buf *b)
+{
+	const struct pgbt_bpftrace *bt = r->tpl->bpftrace;
+	int pid = (int)r->run_pid;
+
+	if (pgbt_bpftrace_scopes_uprobes(bt))
+		pgbt_buf_printf(b, "// bpftrace -p: %d, as the Run line says: bpftrace then attaches the "
+				"probes to that process alone (without -p its uprobes trap in every "
+				"process of the server, whatever the filters say)", pid);
+	else
+		pgbt_buf_printf(b, "// bpftrace -p: %d, as the Run line says: bpftrace v%d.%d.%d then "
+				"keeps its USDT probes and watchpoints to that process, but not its "
+				"uprobes (0.20 and later do): they trap in every process of the server, "
+				"at the cost the header's Cost line gives", pid,
+				bt ? bt->version[0] : 0, bt ? bt->version[1] : 17, bt ? bt->version[2] : 0);
+	if (r->ev.binary)
+		pgbt_buf_printf(b, "; the binary's path is under that process's root, as -p wants it");
+	pgbt_buf_printf(b, "\n");
+}
+
+/* The Run line: how to run bpftrace on this rendering. */
+static void run_line(const struct render *r, struct pgbt_buf *b)
+{
+	const struct pgbt_bpftrace *bt = r->tpl->bpftrace;
+	const char *prog = bt && bt->program[0] ? bt->program : "bpftrace";
+	const char *sudo = r->tpl->as_root ? "" : "sudo ";
+
+	pgbt_buf_printf(b, "// Run: %s | %s%s -p %d -   (from a file: %s%s -p %d FILE)\n",
+			r->tpl->command ? r->tpl->command : "pgbt-gen ...", sudo, prog,
+			(int)r->run_pid, sudo, prog, (int)r->run_pid);
+}
+
 static void provenance(struct render *r, struct pgbt_buf *b)
 {
 	struct pgbt_target *t = r->ev.t;
@@ -323,7 +359,7 @@ static void provenance(struct render *r, struct pgbt_buf *b)
 
 	pgbt_buf_printf(b, "// Rendered by pgbt-gen %s from %s (%s).\n", PGBT_VERSION,
 			tpl->name, tpl->origin);
-	pgbt_buf_printf(b, "// binary:     %s\n", t->path);
+	pgbt_buf_printf(b, "// binary:     %s\n", r->ev.binary ? r->ev.binary : t->path);
 	if (strcmp(t->path, t->exe) != 0)
 		pgbt_buf_printf(b, "//             (%s inside the process's root)\n", t->exe);
 	pgbt_buf_printf(b, "// build-id:   %s\n", pgbt_elf_build_id(t->elf)[0] ? pgbt_elf_build_id(t->elf) : "none");
@@ -353,6 +389,8 @@ static void provenance(struct render *r, struct pgbt_buf *b)
 				t->pidns_depth, t->pidns_depth == 1 ? "" : "s");
 	pgbt_buf_printf(b, "// bpftrace:   %s\n", tpl->bpftrace ? tpl->bpftrace->how :
 			"unknown: rendered for v" PGBT_BPFTRACE_OLDEST " and later");
+	if (r->run_pid)
+		run_provenance(r, b);
 	if (tpl->nparams) {
 		pgbt_buf_printf(b, "// parameters:");
 		for (size_t i = 0; i < tpl->nparams; i++) {
@@ -381,6 +419,65 @@ void pgbt_template_set_watchpoint_test(struct pgbt_template *tpl,
 				       int (*test)(struct pgbt_err *err))
 {
 	tpl->watchpoint_test = test;
+}
+
+void pgbt_template_set_command(struct pgbt_template *tpl, const char *command, bool as_root)
+{
+	tpl->command = command;
+	tpl->as_root = as_root;
+}
+
+/* "//@ bpftrace -p $NAME [if COND]": the process of backend parameter NAME
+ * (already our PID for it), unless it is 0 or COND is false. */
+static int find_run_pid(struct render *r, pid_t *ret, struct pgbt_err *err)
+{
+	const struct pgbt_template *tpl = r->tpl;
+	const struct pgbt_param *p = pgbt_template_param(tpl, tpl->run_param);
+	bool cond = true;
+	long pid;
+
+	*ret = 0;
+	if (!tpl->run_param[0] || !p)
+		return 0;
+	pid = strtol(p->set ? p->value : p->def, NULL, 10);
+	if (pid <= 0)
+		return 0;
+	snprintf(r->where, sizeof(r->where), "%s: //@ bpftrace -p $%s if", tpl->name, p->name);
+	if (tpl->run_cond && pgbt_eval_cond(&r->ev, tpl->run_cond, &cond, err) < 0)
+		return -1;
+	*ret = cond ? (pid_t)pid : 0;
+	return 0;
+}
+
+/* bpftrace -p PID puts a probe's path under /proc/PID/root unless it
+ * starts there already, and 0.27 then attaches each USDT probe twice, for
+ * both paths (every event counted twice; measured on 0.27.1): a rendering
+ * for -p names the binary under the followed process's root, the same
+ * file (checked; children share the postmaster's root, also in a
+ * container), which works without -p too. */
+static void binary_under(struct render *r)
+{
+	const struct pgbt_target *t = r->ev.t;
+	struct stat a, b;
+
+	if (!r->run_pid)
+		return;
+	snprintf(r->binary, sizeof(r->binary), "/proc/%d/root%s", (int)r->run_pid, t->exe);
+	if (stat(r->binary, &a) == 0 && stat(t->path, &b) == 0 && a.st_dev == b.st_dev &&
+	    a.st_ino == b.st_ino)
+		r->ev.binary = r->binary;
+}
+
+int pgbt_template_run_pid(const struct pgbt_template *tpl, struct pgbt_target *t, pid_t *ret,
+			  struct pgbt_err *err)
+{
+	struct render r = { .tpl = tpl, .ev = { .t = t }, .text = tpl->text };
+	int rc;
+
+	scope_init(&r);
+	rc = find_run_pid(&r, ret, err);
+	pgbt_eval_free(&r.ev);
+	return rc;
 }
 
 int pgbt_template_resolve_backends(struct pgbt_template *tpl, const struct pgbt_target *t,
@@ -440,6 +537,27 @@ static int check_backends(const struct pgbt_template *tpl, const struct pgbt_tar
 	return 0;
 }
 
+/* The Run line goes after a "#!" line, else first; *mark moves with the
+ * text after it. */
+static void insert_run_line(const struct render *r, struct pgbt_buf *body, char **mark)
+{
+	struct pgbt_buf b = {0};
+	size_t at = 0, mark_at = *mark ? (size_t)(*mark - body->s) : 0;
+
+	if (body->len > 2 && strncmp(body->s, "#!", 2) == 0) {
+		const char *nl = memchr(body->s, '\n', body->len);
+		at = nl ? (size_t)(nl + 1 - body->s) : body->len;
+	}
+	pgbt_buf_add(&b, body->s, at);
+	run_line(r, &b);
+	if (*mark && mark_at >= at)
+		mark_at += b.len - at;
+	pgbt_buf_add(&b, body->s + at, body->len - at);
+	pgbt_buf_free(body);
+	*body = b;
+	*mark = *mark && b.s ? b.s + mark_at : NULL;
+}
+
 int pgbt_template_render(const struct pgbt_template *tpl, struct pgbt_target *t,
 			 char **ret, struct pgbt_err *err)
 {
@@ -452,11 +570,17 @@ int pgbt_template_render(const struct pgbt_template *tpl, struct pgbt_target *t,
 	scope_init(&r);
 	rc = check_backends(tpl, t, err);
 	if (rc == 0)
+		rc = find_run_pid(&r, &r.run_pid, err);
+	if (rc == 0) {
+		binary_under(&r);
 		rc = render(&r, tpl->nodes, tpl->nnodes, &body, err);
+	}
 	if (rc == 0 && body.oom)
 		rc = pgbt_fail(err, "%s: out of memory", tpl->name);
 	if (rc == 0) {
 		mark = body.s ? strstr(body.s, PROVENANCE_MARK "\n") : NULL;
+		if (r.run_pid)
+			insert_run_line(&r, &body, &mark);
 		if (mark)
 			pgbt_buf_add(&out, body.s, (size_t)(mark - body.s));
 		provenance(&r, &out);

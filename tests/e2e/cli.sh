@@ -89,6 +89,33 @@ test_help_script() {
 	rc=0; out=$("$PGBT_GEN" -p "$CL_PID" help backend-waits) || rc=$?
 	check_eq "help with a target that cannot render it: exit 1" "$rc" 1
 	check_contains "help with a target: why not" "$out" "On this server: it does not render: "
+	# A script that follows one backend: how to run it (bpftrace -p), and
+	# with a target and pid=, the exact command.
+	check_contains "help lock-events: how to run it" "$("$PGBT_GEN" help lock-events)" \
+		"Run: with pid=PID, give bpftrace -p and that backend's PID on this host"
+	local b
+	b=$(cl_psql -c "select pid from pg_stat_activity where backend_type = 'checkpointer'")
+	check_contains "help with a target and pid=: the command" \
+		"$("$PGBT_GEN" -p "$CL_PID" help lock-events pid="$b")" \
+		"On this server: it renders; run it as  $PGBT_GEN -p $CL_PID lock-events pid=$b | bpftrace -p $b -"
+	cluster_stop
+}
+
+# pgbt-gen run: bad input is one line on stderr and nothing else (the
+# runs themselves: tests/e2e/locks-events.sh).
+test_run() {
+	local rc=0 out
+	out=$("$PGBT_GEN" run 2>"$E2E_TMP/run.err") || rc=$?
+	check_eq "run without a script: usage error (2), nothing on stdout" "$rc:$out" "2:"
+	check_eq "run without a script: one line" "$(wc -l <"$E2E_TMP/run.err")" 1
+	cluster_start 15
+	rc=0; out=$("$PGBT_GEN" --bpftrace 0.23 -p "$CL_PID" run xid-rate 2>"$E2E_TMP/run.err") || rc=$?
+	check_eq "run rendered for a version: exit 1, nothing on stdout" "$rc:$out" "1:"
+	check_eq "run rendered for a version: one line saying why" \
+		"$(wc -l <"$E2E_TMP/run.err"):$(grep -c 'no bpftrace to run' "$E2E_TMP/run.err")" "1:1"
+	rc=0; out=$("$PGBT_GEN" -p "$CL_PID" run lock-events pid=1 2>"$E2E_TMP/run.err") || rc=$?
+	check_eq "run of a script that does not render: exit 1, one line" \
+		"$rc:$out:$(wc -l <"$E2E_TMP/run.err")" "1::1"
 	cluster_stop
 }
 
@@ -163,7 +190,15 @@ test_watchpoint_check() {
 	watchpoints_fire && want="a hardware watchpoint"
 	rc=0
 	out=$(PGBT_WATCHPOINT_CHECK= "$PGBT_GEN" -p "$CL_PID" backend-waits pid="$bp" 2>"$E2E_TMP/wp.err") || rc=$?
-	check_eq "backend-waits (via=auto) renders on any machine" "$rc:$(cat "$E2E_TMP/wp.err")" "0:"
+	# (stderr: the Run line's command, where the mechanism follows the backend)
+	check_eq "backend-waits (via=auto) renders on any machine" \
+		"$rc:$(grep -v "^pgbt-gen: backend-waits follows PID $bp: run it as " "$E2E_TMP/wp.err")" "0:"
+	if [[ $want == sched_switch ]]; then
+		check_eq "backend-waits via sched_switch: no bpftrace -p (tracepoints must see others)" \
+			"$(grep -c "^// Run:" <<<"$out")" 0
+	else
+		check_eq "backend-waits via a watchpoint: run with bpftrace -p" "$(grep -c "^// Run: .* -p $bp -" <<<"$out")" 1
+	fi
 	check_contains "backend-waits (via=auto) takes what works here" "$(grep '^// mechanism:' <<<"$out")" \
 		"// mechanism:  $want"
 	rc=0
@@ -192,6 +227,7 @@ test_include
 test_watchpoint_check
 test_help_version
 test_help_script
+test_run
 test_help_every_script
 test_usdt_choice
 test_install

@@ -15,7 +15,14 @@
 #     with its caller; F's lines carry no stack;
 #   - with -d, a table named q"t (a double quote) prints JSON-escaped: the
 #     JSON lines parse and name it public.q"t; the query's own name for it
-#     (rel-openrv) is not printed in JSON ("unsafe_name").
+#     (rel-openrv) is not printed in JSON ("unsafe_name");
+#   - one backend traced, the others untouched (every build with every
+#     bpftrace): lock-events pid=T runs three ways at once, as its Run line
+#     says (bpftrace -p T's host PID), without -p, and through pgbt-gen
+#     run. While another session O alone works, the probes of the
+#     bpftrace without -p run in O and, from bpftrace 0.20 on, those of
+#     the one with -p never do (0.17: they do, as documented); then T runs
+#     statements and all three print the same events of T, none of O.
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
 source "$(dirname "$0")/../lib/lock-sessions.sh"
@@ -217,15 +224,111 @@ escaped_names() {
 		'AccessShareLock q"t'
 }
 
-test_leg() {
-	cluster_start "$LEG_BUILD"
-	opens_and_closes
-	deadlock_stacks
-	escaped_names
-	cluster_stop
+# A psql session fed through a FIFO, so that its backend stays the same
+# and idles between statements: sess_open NAME (SESS_PID[NAME] is its
+# pg_stat_activity.pid), sess_sql NAME SQL (returns once SQL is done),
+# sess_close NAME.
+declare -gA SESS_FD=() SESS_PID=() SESS_N=()
+_sess_psql() { cl_psql <"$1"; }    # (a background command's stdin is /dev/null)
+sess_open() {
+	local name=$1 fifo=$E2E_TMP/$1.in fd
+	rm -f "$fifo"
+	mkfifo -m 666 "$fifo"
+	exec {fd}<>"$fifo"
+	SESS_FD[$name]=$fd SESS_N[$name]=0
+	pgbt_bg _sess_psql "$fifo" >"$E2E_TMP/$name.out" 2>&1
+	sess_sql "$name" "select 'pid=' || pg_backend_pid();" || return 1
+	SESS_PID[$name]=$(sed -n 's/^pid=//p' "$E2E_TMP/$name.out")
+}
+sess_sql() {
+	local name=$1 n=$((SESS_N[$1] + 1)) i
+	SESS_N[$name]=$n
+	printf '%s\nselect %s;\n' "$2" "'done-$n'" >&"${SESS_FD[$name]}"
+	for ((i = 0; i < 400; i++)); do
+		grep -qx "done-$n" "$E2E_TMP/$name.out" && return 0
+		sleep 0.05
+	done
+	fail "$LEG: session $name: no answer in 20 s to: $2"
+	return 1
+}
+sess_close() {
+	local fd=${SESS_FD[$1]}
+	exec {fd}>&-
 }
 
-for leg in $(e2e_legs_checked each); do
-	leg_use "$leg" && test_leg
+# T's events in lock-events output FILE, without their time, sorted.
+events_of() {
+	awk -v p="$2" '$1 ~ /^[0-9][0-9]:/ && $2 == p { $1 = ""; print }' "$1" | sort
+}
+
+# lock-events pid=T as its Run line says (bpftrace -p), without -p, and
+# through pgbt-gen run, on the same workload: T's events the same in all
+# three, the other backend's probes untouched where bpftrace can.
+one_backend() {
+	local p=$E2E_TMP/ob-p.out n=$E2E_TMP/ob-nop.out r=$E2E_TMP/ob-run.out
+	local t o host minor bt_p bt_n bt_r p0 p1 n0 n1 i
+	cl_psql -c "create table ob (a int); insert into ob values (1), (2)"
+	sess_open t && sess_open o || return 0
+	t=${SESS_PID[t]} o=${SESS_PID[o]} host=$(cl_host_pid "${SESS_PID[t]}")
+	render ob lock-events pid="$t" || return 0
+	check_eq "$LEG: the Run line: bpftrace -p and T's PID on this host" "$(bt_run_pid "$E2E_TMP/ob.bt")" "$host"
+	check_eq "$LEG: stderr: one line, the same command" \
+		"$(wc -l <"$E2E_TMP/ob.err") $(grep -c "follows PID $host: run it as .* lock-events pid=$t | .*bpftrace.* -p $host -  (" "$E2E_TMP/ob.err")" "1 1"
+	bt_launch "$E2E_TMP/ob.bt" "$p"; bt_p=$BT_PID
+	BT_NO_P=1 bt_launch "$E2E_TMP/ob.bt" "$n"; bt_n=$BT_PID
+	bt_launch_run "$r" lock-events pid="$t"; bt_r=$BT_PID
+	bt_attached "$bt_p" "$bt_n" "$bt_r" || return 0
+	check_eq "$LEG: pgbt-gen run: says what it runs" \
+		"$(grep -c "^pgbt-gen: running .*bpftrace.* -p $host - (lock-events rendered on stdin)" "$r")" 1
+
+	# O alone works: its lock requests, opens and statements.
+	p0=$(bt_probe_runs "$bt_p") n0=$(bt_probe_runs "$bt_n")
+	for ((i = 0; i < 10; i++)); do sess_sql o "select count(*) from ob;"; done
+	p1=$(bt_probe_runs "$bt_p") n1=$(bt_probe_runs "$bt_n")
+	check_eq "$LEG: O's statements trap in the bpftrace without -p" "$((n1 - n0 >= 50))" 1
+	minor=$("$PGBT_BPFTRACE" --version | sed -n 's/^bpftrace v0\.\([0-9]*\).*/\1/p')
+	if ((minor >= 20)); then
+		check_eq "$LEG: with -p, no probe of T's bpftrace ran in O" "$((p1 - p0))" 0
+	else
+		check_eq "$LEG: with -p, bpftrace 0.$minor's uprobes still run in O (it cannot scope them)" \
+			"$((p1 - p0 >= 50))" 1
+	fi
+
+	# T works: the same events, however bpftrace was started.
+	sess_sql t "begin; lock table ob in share mode; select count(*) from ob; commit;"
+	sess_sql t "insert into ob values (3); select * from ob where a = 3;"
+	sleep 0.5
+	bt_stop "$bt_p" "$bt_n" "$bt_r"
+	check_eq "$LEG: T's events, with -p as without (diff)" \
+		"$(diff <(events_of "$p" "$t") <(events_of "$n" "$t") | head -n 20 || true)" ""
+	check_eq "$LEG: T's events, through pgbt-gen run as without -p (diff)" \
+		"$(diff <(events_of "$r" "$t") <(events_of "$n" "$t") | head -n 20 || true)" ""
+	check_eq "$LEG: some 20 events of T or more compared" "$(($(events_of "$n" "$t" | wc -l) >= 20))" 1
+	check_eq "$LEG: T's events include its table lock" \
+		"$(events_of "$p" "$t" | grep -c " acquire ShareLock .* relation ")" 1
+	check_eq "$LEG: nothing of O in any of them" "$(cat "$p" "$n" "$r" | awk -v o="$o" '$2 == o' | wc -l)" 0
+	check_bt_quiet "$LEG: one backend: no warnings" "$p" "$n" "$r"
+	sess_close t
+	sess_close o
+}
+
+# Program run counts (bt_probe_runs) for the whole test, as it was after.
+bpf_stats_was=$(sysctl -n kernel.bpf_stats_enabled)
+sysctl -qw kernel.bpf_stats_enabled=1
+restore_bpf_stats() { sysctl -qw kernel.bpf_stats_enabled="$bpf_stats_was"; }
+pgbt_on_exit restore_bpf_stats
+
+# Every leg runs one_backend; the legs of "each" the rest too.
+each=" $(e2e_legs each | tr '\n' ' ') "
+for leg in $(e2e_legs_checked all); do
+	leg_use "$leg" || continue
+	cluster_start "$LEG_BUILD"
+	one_backend
+	if [[ $each == *" $leg "* ]]; then
+		opens_and_closes
+		deadlock_stacks
+		escaped_names
+	fi
+	cluster_stop
 done
 e2e_done

@@ -194,7 +194,7 @@ test_lwlock_events() {
 	check_eq "$LEG: lwlock-events: the session's statements ran" \
 		"$(sed -n 1p "$E2E_TMP/session.out")" 1000
 	check_empty "$LEG: lwlock-events: bpftrace says nothing on stderr" \
-		"$(grep -hiE '^(warning|error)' "$out" "$E2E_TMP/lw-events-uprobe.out" | grep -v RLIMIT_MEMLOCK)"
+		"$(bt_problems "$out" "$E2E_TMP/lw-events-uprobe.out")"
 	check_eq "$LEG: lwlock-events: the scan's buffer lookups (BufferMapping LW_SHARED acquired)" \
 		"$(lw_event_counts "$out" | awk '$2 == "acquire" && $3 == "BufferMapping" && $4 == "LW_SHARED" { print ($1 >= 5) }')" 1
 	local no_usdt

@@ -64,6 +64,12 @@
 #                            bench; from 0.27 bpftrace's own 1024, see
 #                            bt_launch); BT_FLAGS: more words for bpftrace
 #                            (e.g. -f json).
+#                            A script that follows one backend runs as its
+#                            Run line says, with bpftrace -p PID (bt_run_pid);
+#                            BT_NO_P=1 runs it without, to compare.
+#   bt_run_pid SCRIPT_FILE   the PID a rendering's Run line (its second line,
+#                            "// Run: ... | bpftrace -p PID -") tells bpftrace
+#                            -p to attach to; nothing for other scripts.
 #   bt_problems FILE...      bpftrace's errors and warnings in output FILEs,
 #                            but for three that say nothing about the script:
 #                            RLIMIT_MEMLOCK, bpftrace 0.23's "File exists"
@@ -81,7 +87,16 @@
 #                            programs (default BT_PID) because another BPF
 #                            program ran on that CPU: tracepoint programs do
 #                            not nest (the recursion_misses of its program fds).
+#   bt_probe_runs [PID]      how many times bpftrace PID's uprobe and USDT
+#                            programs ran (default BT_PID), in every process:
+#                            what -p spares the others. Needs
+#                            kernel.bpf_stats_enabled=1 (else it stays 0).
 #   bt_launch SCRIPT_FILE OUTFILE
+#   bt_launch_run OUTFILE SCRIPT [NAME=VALUE...]
+#                            pgbt-gen -p CL_PID run SCRIPT PARAMS: rendered,
+#                            then pgbt-gen becomes PGBT_BPFTRACE on it (with
+#                            -p for a script that follows one backend), as a
+#                            user runs it; sets BT_PID like bt_launch.
 #   bt_attached PID...       bt_start in two halves, so that several
 #                            bpftraces compile side by side: bt_launch
 #                            starts one (sets BT_PID), bt_attached waits
@@ -456,9 +471,16 @@ bt_start() {
 	bt_launch "$@" && bt_attached "$BT_PID"
 }
 
+bt_run_pid() {
+	sed -n '2s/^\/\/ Run: .* -p \([0-9][0-9]*\) -   (from a file: .*/\1/p' "$1"
+}
+
 bt_launch() {
 	local script=${1:?usage: bt_launch SCRIPT_FILE OUTFILE} out=${2:?usage: bt_launch SCRIPT_FILE OUTFILE}
+	local p=() run_pid
 	[[ -r $script ]] || { fail "bt_launch: cannot read script $script"; return 1; }
+	run_pid=$(bt_run_pid "$script")
+	[[ -n $run_pid && -z ${BT_NO_P:-} ]] && p=(-p "$run_pid")
 	: >"$out"
 	local strlen=${BT_STRLEN:-200}
 	# From 0.27, bpftrace's own size (1024) unless a test asks: there a
@@ -468,9 +490,21 @@ bt_launch() {
 	# never meet (README, Troubleshooting).
 	[[ -z ${BT_STRLEN:-} ]] && (($(bt_minor) >= 27)) && strlen=
 	# shellcheck disable=SC2046,SC2086  # words for env; BT_FLAGS: for bpftrace (-f json)
-	pgbt_bg env ${strlen:+$(bt_strlen_env "$strlen")} "$PGBT_BPFTRACE" ${BT_FLAGS:-} "$script" >"$out" 2>&1
+	pgbt_bg env ${strlen:+$(bt_strlen_env "$strlen")} "$PGBT_BPFTRACE" ${BT_FLAGS:-} "${p[@]}" "$script" >"$out" 2>&1
 	BT_PID=$BG_PID
 	_BT_OUT[$BT_PID]=$out _BT_SCRIPT[$BT_PID]=$script
+}
+
+bt_launch_run() {
+	local out=${1:?usage: bt_launch_run OUTFILE SCRIPT [NAME=VALUE...]} script=${2:?usage: bt_launch_run OUTFILE SCRIPT [NAME=VALUE...]}
+	shift 2
+	: >"$out"
+	local strlen=${BT_STRLEN:-200}
+	[[ -z ${BT_STRLEN:-} ]] && (($(bt_minor) >= 27)) && strlen=    # as bt_launch
+	# shellcheck disable=SC2046  # words for env
+	pgbt_bg env ${strlen:+$(bt_strlen_env "$strlen")} "$PGBT_GEN" -p "$CL_PID" run "$script" "$@" >"$out" 2>&1
+	BT_PID=$BG_PID
+	_BT_OUT[$BT_PID]=$out _BT_SCRIPT[$BT_PID]="pgbt-gen run $script"
 }
 
 bt_attached() {
@@ -552,6 +586,13 @@ _bt_perf_fds() {
 bt_recursion_misses() {
 	local pid=${1:-$BT_PID}
 	awk '$1 == "recursion_misses:" { n += $2 } END { print n + 0 }' "/proc/$pid"/fdinfo/* 2>/dev/null
+}
+
+bt_probe_runs() {
+	local pid=${1:-$BT_PID}
+	# prog_type 2 (BPF_PROG_TYPE_KPROBE): uprobes, uretprobes, USDT
+	awk '$1 == "prog_type:" { t = $2 } $1 == "run_cnt:" && t == 2 { n += $2 } END { print n + 0 }' \
+		"/proc/$pid"/fdinfo/* 2>/dev/null
 }
 
 bt_stop() {

@@ -141,6 +141,28 @@ static void test_parse(void)
 	text = HEADER "//@ param pid backend 7 a default other than 0\n";
 	CHECK(pgbt_template_parse("t", "test", text, strlen(text), &tpl, &err) < 0);
 
+	/* bpftrace -p: the process of a backend parameter, maybe on a condition */
+	text = HEADER "//@ bpftrace -p $pid if bpftrace < 0.24\n//@ param pid backend 0 a backend\n";
+	CHECK(pgbt_template_parse("t", "test", text, strlen(text), &tpl, &err) == 0);
+	CHECK_STR(tpl.run_param, "pid");
+	CHECK(tpl.run_cond && strcmp(tpl.run_cond, "bpftrace < 0.24") == 0);
+	pgbt_template_free(&tpl);
+	text = HEADER "//@ param n int:0..9 0 x\n//@ bpftrace -p $n\n";
+	CHECK(pgbt_template_parse("t", "test", text, strlen(text), &tpl, &err) < 0);
+	CHECK_STR(err.msg, "test: //@ bpftrace -p $n: no backend parameter n");
+	text = HEADER "//@ bpftrace -p $nope\n";
+	CHECK(pgbt_template_parse("t", "test", text, strlen(text), &tpl, &err) < 0);
+	static const char *const bad_runs[] = {
+		"//@ bpftrace -q $pid\n", "//@ bpftrace -p pid\n", "//@ bpftrace -p $pid if\n",
+		"//@ bpftrace -p $pid unless x\n", "//@ bpftrace -p $pid\n//@ bpftrace -p $pid\n",
+	};
+	for (size_t i = 0; i < sizeof(bad_runs) / sizeof(bad_runs[0]); i++) {
+		char bad[256];
+		snprintf(bad, sizeof(bad), HEADER "//@ param pid backend 0 x\n%s", bad_runs[i]);
+		CHECK(pgbt_template_parse("t", "test", bad, strlen(bad), &tpl, &err) < 0);
+		CHECK(strstr(err.msg, "bad directive") != NULL);
+	}
+
 	text = HEADER "//@ param n int:1..5 9 out of range default\n";
 	CHECK(pgbt_template_parse("t", "test", text, strlen(text), &tpl, &err) < 0);
 	CHECK(strstr(err.msg, "test:4: bad directive") != NULL);
@@ -682,6 +704,48 @@ static void test_backend(struct pgbt_target *t, int backend, unsigned long long 
 	expect_error(t, deref, param, "is the postmaster");
 	expect_error(t, deref, "p=1", "p=1 is not a backend of postmaster");
 	expect_error(t, deref, "p=4194304", "p=4194304: no such process");
+
+	/* A script that follows the backend: the Run line after "#!", the
+	 * provenance's bpftrace -p line, unless p=0 or the condition fails. */
+	const char *follow = "#!/usr/bin/env bpftrace\n" HEADER
+		"//@ param p backend 0 x\n//@ bpftrace -p $p if bpftrace < 0.24\nbody\n";
+	struct pgbt_template tpl;
+	struct pgbt_bpftrace bt;
+	struct pgbt_err err;
+	pid_t run = 0;
+	char *out;
+
+	snprintf(param, sizeof(param), "p=%d", backend);
+	snprintf(want, sizeof(want), "#!/usr/bin/env bpftrace\n// Run: pgbt-gen ... | sudo bpftrace "
+		 "-p %d -   (from a file: sudo bpftrace -p %d FILE)\n/*\n", backend, backend);
+	expect(t, follow, param, want);
+	snprintf(want, sizeof(want), "// bpftrace -p: %d, as the Run line says: bpftrace v0.17.0 then "
+		 "keeps its USDT probes and watchpoints to that process, but not its uprobes", backend);
+	expect(t, follow, param, want);
+	pgbt_bpftrace_find("0.20", &bt, &err);
+	render_bt = &bt;
+	snprintf(want, sizeof(want), "// bpftrace -p: %d, as the Run line says: bpftrace then "
+		 "attaches the probes to that process alone", backend);
+	expect(t, follow, param, want);
+	pgbt_bpftrace_find("0.24", &bt, &err);
+	out = render(t, follow, param, &err);
+	CHECK(out && !strstr(out, "// Run:") && !strstr(out, "bpftrace -p"));
+	free(out);
+	render_bt = NULL;
+	out = render(t, follow, "p=0", &err);
+	CHECK(out && !strstr(out, "// Run:") && !strstr(out, "bpftrace -p"));
+	free(out);
+	/* the same answer for the command line, and the command it was given */
+	CHECK(pgbt_template_load("t", "test", follow, strlen(follow), read_fragment, NULL, &tpl,
+				 &err) == 0);
+	CHECK(pgbt_template_set_param(&tpl, param, &err) == 0);
+	CHECK(pgbt_template_run_pid(&tpl, t, &run, &err) == 0 && run == backend);
+	pgbt_template_set_command(&tpl, "pgbt-gen -p 1 t p=2", true);
+	out = NULL;
+	CHECK(pgbt_template_render(&tpl, t, &out, &err) == 0 && out &&
+	      strstr(out, "\n// Run: pgbt-gen -p 1 t p=2 | bpftrace -p "));
+	free(out);
+	pgbt_template_free(&tpl);
 }
 
 static void test_live(const char *file, bool stripped)
