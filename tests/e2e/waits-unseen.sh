@@ -5,10 +5,11 @@
 # One backend does N short sleeps, N x pg_sleep(0.01) in one statement,
 # while the sched_switch scripts trace it side by side: waits mode=switch,
 # waits-by-query, offcpu-stacks and backend-waits via=switch. Each must
-# count N Timeout:PgSleep waits (or N + 1: see check_sleeps) for it (waits-by-query and
-# backend-waits) and charge them between N x 10 ms (each sleep's epoll
-# timeout, in whole milliseconds) and that plus SLACK_MS per sleep (the
-# wake-up's latency under load; measured: tests/README.md, "waits-unseen").
+# count N Timeout:PgSleep waits for it, or N + 1 (see check_sleeps;
+# waits-by-query and backend-waits by count, waits by process kind), and
+# charge them between N x 10 ms (each sleep's epoll timeout, in whole
+# milliseconds) and that plus SLACK_US per sleep (the wake-up's latency
+# under load; measured: tests/README.md, waits-unseen.sh).
 # A switch-in missed once lost a whole wait there (its next switch out
 # opened a new period over the old one): N - 1 waits, 10 ms short.
 # PGBT_E2E_UNSEEN_N sets N (default 300); on each server build once.
