@@ -246,7 +246,8 @@ test_watch() {
 	wait "$h_bg" || st=$?
 	c_ms=$(($(now_ms) - t0))
 	check_eq "$LEG: H held the advisory lock ~400 ms after A waited" "$st" 0
-	check_near "$LEG: A's lock wait as staged (ms)" "$c_ms" 400 150
+	# (at least H's 400 ms hold, less its polling; more on a busy machine)
+	check_between "$LEG: A's lock wait as staged (ms)" "$c_ms" 380 "$(($(now_ms) - t_asked))" 0
 	check_eq "$LEG: A got the lock" "$(psa_wait "$a_pid" Client:ClientRead)" Client:ClientRead
 	# A's wait began after it was asked to take the lock and ended before
 	# it was seen idle again; H held the lock 400 ms after it saw A wait.
