@@ -77,7 +77,7 @@ test_binaries() {
 test_scripts_and_parameters() {
 	expect_fail "an unknown script" "no script 'nosuch' (pgbt-gen list shows them)" "$PGBT_GEN" nosuch
 	expect_fail "a script name with a path" "'../etc/x': not a script name" "$PGBT_GEN" ../etc/x
-	expect_fail "an unknown parameter" "xid-rate: no parameter 'intervl' (it has: interval)" \
+	expect_fail "an unknown parameter" "xid-rate: no parameter 'intervl' (it has: interval, via)" \
 		"$PGBT_GEN" xid-rate intervl=2
 	expect_fail "a parameter out of range" "xid-rate: interval='0': not an integer in 1..3600" \
 		"$PGBT_GEN" xid-rate interval=0
@@ -136,9 +136,10 @@ test_live() {
 	check_contains "several servers: both listed" "$(cat "$E2E_TMP/err")" "$pid2 ("
 
 	# The server exits while pgbt-gen resolves it: stop pgbt-gen just before
-	# it reads shared memory, kill the postmaster, let pgbt-gen go on.
+	# it reads shared memory, kill the postmaster, let pgbt-gen go on (on
+	# the watchpoint, whose address is in shared memory; the uprobe is not).
 	gdb -q -batch -ex 'set breakpoint pending on' -ex 'break pgbt_target_read_shared_ptr_in' \
-		-ex "run -p $pid2 xid-rate >$E2E_TMP/out 2>$E2E_TMP/err" \
+		-ex "run -p $pid2 xid-rate via=watchpoint >$E2E_TMP/out 2>$E2E_TMP/err" \
 		-ex "shell kill -KILL $pid2; while kill -0 $pid2 2>/dev/null && ! grep -q zombie /proc/$pid2/status 2>/dev/null; do sleep 0.05; done" \
 		-ex continue --args "$PGBT_GEN" >"$E2E_TMP/gdb.out" 2>&1 || true
 	check_contains "a server that exits while being resolved: exit status" \
