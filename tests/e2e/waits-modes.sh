@@ -65,8 +65,6 @@ count_of() {
 	awk -v ev="$2]:" '$1 ~ /^@waits\[[0-9]+,$/ && $2 == ev { n += $3 } END { print n + 0 }' "$1"
 }
 
-now_ms() { echo $((${EPOCHREALTIME/./} / 1000)); }
-
 test_usdt() {
 	cluster_start "$LEG_BUILD"
 	cl_psql -c "create table wt (id int primary key, v int); insert into wt values (1, 0);

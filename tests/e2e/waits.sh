@@ -16,8 +16,6 @@
 # debug builds.
 set -euo pipefail
 source "$(dirname "$0")/../lib/e2e.sh"
-
-now_ms() { echo $((${EPOCHREALTIME/./} / 1000)); }
 source "$(dirname "$0")/../lib/lock-sessions.sh"    # waiting_pid, psa_wait, wait_span
 
 TOL_MS=100

@@ -47,6 +47,8 @@
 #   check_contains WHAT HAYSTACK NEEDLE
 #                            NEEDLE is a fixed string (no pattern).
 #   check_empty WHAT VALUE
+#   now_ms                   milliseconds of the wall clock, for spans a test
+#                            times itself.
 #   e2e_done                 print "N passed, N failed, N skipped" (the last
 #                            line tests/run reads) and exit 1 if anything
 #                            failed.
@@ -433,6 +435,8 @@ check_contains() {
 	fi
 	return 0
 }
+
+now_ms() { echo $((${EPOCHREALTIME/./} / 1000)); }
 
 check_empty() {
 	local what=$1 value=$2
