@@ -47,13 +47,26 @@ map_sum() {
 	awk -v m="@$2[$3" 'index($0, m) == 1 { s += $NF } END { print s + 0 }' "$1"
 }
 
+# Once strace traces HOST (at most 10 s, then 0.3 s for its first stop),
+# ends backend PID's first sleep: what it runs next, strace counts. (The
+# sleep it cancels is long, so that a slow attach never misses the start.)
+cancel_when_traced() {
+	local pid=$1 host=$2 i
+	for ((i = 0; i < 100; i++)); do
+		[[ $(awk '$1 == "TracerPid:" { print $2 }' "/proc/$host/status" 2>/dev/null) == 0 ]] || break
+		sleep 0.1
+	done
+	sleep 0.3
+	cl_psql -c "select pg_cancel_backend($pid)" >/dev/null
+}
+
 # One backend under strace while it reads the clock many ways; sets
 # STRACED (strace's count) and PID. $1: a label.
 traced_backend() {
-	pgbt_bg cl_psql -c "select pg_sleep(2), 'cs-$1'" \
+	pgbt_bg cl_psql -c "select pg_sleep(60), 'cs-$1'" \
 		-c "select count(clock_timestamp()) from generate_series(1, 100000)" \
 		-c "explain analyze select count(*) from generate_series(1, 100000)" \
-		-c "select pg_sleep(30), 'cs-$1-done'" >/dev/null
+		-c "select pg_sleep(30), 'cs-$1-done'" >/dev/null 2>"$E2E_TMP/psql-$1.err"
 	local session=$BG_PID host st
 	wait_sql "select count(*) from pg_stat_activity where query like '%''cs-$1''%' and wait_event = 'PgSleep'" ||
 		fail "$LEG: session $1 did not start"
@@ -61,6 +74,7 @@ traced_backend() {
 	host=$(cl_host_pid "$PID")
 	pgbt_bg strace -qq -c -f -p "$host" -e trace=clock_gettime,gettimeofday,time -o "$E2E_TMP/strace-$1"
 	st=$BG_PID
+	cancel_when_traced "$PID" "$host"
 	wait_sql "select count(*) from pg_stat_activity where query like '%''cs-$1-done''%' and wait_event = 'PgSleep'" ||
 		fail "$LEG: session $1 did not finish"
 	pgbt_bg_stop "$st" INT
@@ -126,11 +140,12 @@ test_induced() {
 	# The same window for both: bpftrace, then strace, attach while the
 	# backend sleeps (no clock reads while it does; strace's attaching
 	# wakes it, and it reads the clock once more: both see that read),
-	# bpftrace and then strace detach while it sleeps again.
-	pgbt_bg cl_psql -c "select pg_sleep(10), 'cs-shim'" \
+	# the sleep is cancelled (both see what that reads), and bpftrace and
+	# then strace detach while it sleeps again.
+	pgbt_bg cl_psql -c "select pg_sleep(60), 'cs-shim'" \
 		-c "select count(clock_timestamp()) from generate_series(1, 100000)" \
 		-c "explain analyze select count(*) from generate_series(1, 100000)" \
-		-c "select pg_sleep(30), 'cs-shim-done'" >/dev/null
+		-c "select pg_sleep(30), 'cs-shim-done'" >/dev/null 2>"$E2E_TMP/psql-shim.err"
 	session=$BG_PID
 	wait_sql "select count(*) from pg_stat_activity where query like '%''cs-shim''%' and wait_event = 'PgSleep'" ||
 		fail "$LEG: the session did not start"
@@ -139,9 +154,9 @@ test_induced() {
 	bt_start "$E2E_TMP/cs.bt" "$out" || { cluster_stop; return 0; }
 	pgbt_bg strace -qq -c -f -p "$host" -e trace=clock_gettime,gettimeofday,time -o "$E2E_TMP/strace-shim"
 	st=$BG_PID
-	sleep 0.5
 	check_eq "$LEG: bpftrace attached while the backend still slept" \
 		"$(cl_psql -c "select count(*) from pg_stat_activity where pid = $pid and query like '%''cs-shim''%'")" 1
+	cancel_when_traced "$pid" "$host"
 	wait_sql "select count(*) from pg_stat_activity where query like '%''cs-shim-done''%' and wait_event = 'PgSleep'" ||
 		fail "$LEG: the session did not finish"
 	bt_stop
