@@ -99,19 +99,24 @@ JOBS=()
 
 # The same program, for the compiler: renderings for two servers differ in
 # numbers bpftrace only carries (the postmaster's and a backend's PID,
-# addresses) and, for uprobes, in the binary's path. One of each such set
-# is compiled, per bpftrace; the others take its result. A program with
-# USDT probes keeps its path: bpftrace reads their arguments from the
-# binary.
+# addresses, and the offsets, sizes and enumerators of the server's
+# build: every number is one) and, for uprobes, in the binary's path. One
+# of each such set is compiled, per bpftrace; the others take its result.
+# A program with USDT probes keeps its path: bpftrace reads their
+# arguments from the binary. An integer parameter at its bound
+# (KEEP_NUMBERS set) keeps its numbers: its value can change the code
+# LLVM makes.
 declare -A SAME=() SAME_AS=()
+KEEP_NUMBERS=
 same_key() {
-	local out=$1 backend=$2 bin=$CL_BIN
+	local out=$1 backend=$2 bin=$CL_BIN numbers='s/\b[0-9][0-9]*\b/N/g'
 	grep -q '^usdt:' "$out" && bin=KEEP
+	[[ -z $KEEP_NUMBERS ]] || numbers='s/^$//'
 	{
 		echo "$PGBT_BPFTRACE"
 		sed -e '/^[[:space:]]*\/\//d' -e '/^\/\*/,/^ \*\//d' "$out" |
 			sed -e "s|$bin/|BIN/|g" -e "s/\b$CL_PID\b/PM/g" ${backend:+-e "s/\b$backend\b/BE/g"} \
-				-e 's/0x[0-9a-f]\{9,\}/ADDR/g'
+				-e 's/0x[0-9a-f]\{9,\}/ADDR/g' -e "$numbers"
 	} | sha1sum | cut -c1-16
 }
 
@@ -199,10 +204,12 @@ test_leg() {
 			[[ -n $set ]] && render_and_queue "$script" "($set)" $set
 			[[ -n $named ]] && render_and_queue "$script" "(-d${set:+, $set})" -d "$conn" $set max_relations=20
 		done < <(choice_sets "$script")
+		KEEP_NUMBERS=1
 		while read -r set; do
 			# shellcheck disable=SC2086 # several NAME=VALUE words
 			render_and_queue "$script" "($set)" $set
 		done < <(int_bounds "$script")
+		KEEP_NUMBERS=
 	done
 	check_queued
 	cluster_stop
