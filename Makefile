@@ -178,13 +178,17 @@ test-deps:
 
 # Every part runs even when one fails, so one failure shows every other;
 # the status is non-zero if any failed, and the last line names them.
+# The sanitizers' unit run and the fuzzers go side by side (a CPU each;
+# the first's output is shown when both are done).
 TEST_JOBS ?= 2
 check: test-deps
 	$(MAKE) unit
 	@failed=; \
 	PGBT_BYSTANDERS=1 PGBT_TEST_JOBS=$(TEST_JOBS) tests/run || failed="$$failed tests/run"; \
-	$(MAKE) unit-asan || failed="$$failed unit-asan"; \
+	$(MAKE) unit-asan >$(O)/unit-asan.log 2>&1 & asan=$$!; \
 	$(MAKE) fuzz FUZZ_SECONDS=15 || failed="$$failed fuzz"; \
+	wait $$asan || failed="$$failed unit-asan"; \
+	cat $(O)/unit-asan.log; \
 	if [ -n "$$failed" ]; then echo "make check: failed:$$failed" >&2; exit 1; fi; \
 	echo "make check: tests/run, unit-asan and fuzz passed"
 
