@@ -49,7 +49,8 @@ map_sum() {
 
 # Once strace traces HOST (at most 10 s, then 0.3 s for its first stop),
 # ends backend PID's first sleep: what it runs next, strace counts. (The
-# sleep it cancels is long, so that a slow attach never misses the start.)
+# sleep it cancels is long, so that a slow attach never misses the start;
+# its psql goes on after the error, ON_ERROR_STOP=0.)
 cancel_when_traced() {
 	local pid=$1 host=$2 i
 	for ((i = 0; i < 100; i++)); do
@@ -63,7 +64,7 @@ cancel_when_traced() {
 # One backend under strace while it reads the clock many ways; sets
 # STRACED (strace's count) and PID. $1: a label.
 traced_backend() {
-	pgbt_bg cl_psql -c "select pg_sleep(60), 'cs-$1'" \
+	pgbt_bg cl_psql -v ON_ERROR_STOP=0 -c "select pg_sleep(60), 'cs-$1'" \
 		-c "select count(clock_timestamp()) from generate_series(1, 100000)" \
 		-c "explain analyze select count(*) from generate_series(1, 100000)" \
 		-c "select pg_sleep(30), 'cs-$1-done'" >/dev/null 2>"$E2E_TMP/psql-$1.err"
@@ -142,7 +143,7 @@ test_induced() {
 	# wakes it, and it reads the clock once more: both see that read),
 	# the sleep is cancelled (both see what that reads), and bpftrace and
 	# then strace detach while it sleeps again.
-	pgbt_bg cl_psql -c "select pg_sleep(60), 'cs-shim'" \
+	pgbt_bg cl_psql -v ON_ERROR_STOP=0 -c "select pg_sleep(60), 'cs-shim'" \
 		-c "select count(clock_timestamp()) from generate_series(1, 100000)" \
 		-c "explain analyze select count(*) from generate_series(1, 100000)" \
 		-c "select pg_sleep(30), 'cs-shim-done'" >/dev/null 2>"$E2E_TMP/psql-shim.err"
