@@ -292,8 +292,14 @@ test_profile_cpu() {
 		"${runq_ms:-0}" \
 		"$(awk -v m="$(widen "$inner_runq" -1)" -v n="$switches" -v g="$GAP_PER_SWITCH_US" 'BEGIN { printf "%.3f", m - n * g / 1000 }')" \
 		"$(widen "$(ms_between "$o0" "$o1" 2)" 1)" "$slack"
-	check_near "$LEG: query-profile: its ON_MS + time runnable, near EXPLAIN ANALYZE's execution time" \
-		"$(awk -v a="${on_ms:-0}" -v b="${runq_ms:-0}" 'BEGIN { printf "%.3f", a + b }')" "$exec_ms" \
+	# A CPU-bound statement can still sleep under no wait event (a page
+	# fault's read, reclaim throttled under memory pressure: 80 ms once
+	# in CI, where the kernel's CPU and run-queue times agreed with the
+	# script's): that time is the statement's too.
+	local noevent
+	noevent=$(profile_wait "$out" "(no-event)" "$burn")
+	check_near "$LEG: query-profile: its ON_MS + time runnable + off CPU under no event (${noevent:-0} ms), near EXPLAIN ANALYZE's execution time" \
+		"$(awk -v a="${on_ms:-0}" -v b="${runq_ms:-0}" -v c="${noevent:-0}" 'BEGIN { printf "%.3f", a + b + c }')" "$exec_ms" \
 		"$(awk -v e="$exec_ms" -v u="${unseen:-0}" 'BEGIN { print 10 + e * 0.03 + u }')"
 	check_near "$LEG: query-profile: ON_MS + OFF_MS = MS" \
 		"$(awk -v a="${on_ms:-0}" -v b="${off_ms:-0}" 'BEGIN { printf "%.3f", a + b }')" "${ms:-x}" 0.002
