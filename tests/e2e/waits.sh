@@ -209,8 +209,22 @@ test_leg() {
 	for pid in "${bts[@]}"; do misses+=" $(bt_recursion_misses "$pid")"; done
 	echo "$LEG: recursion misses of the seven scripts:$misses" >&2
 	# interval=1 reports at least twice before the end (a short workload
-	# on a busy machine gave one): 2.5 s since all attached.
-	while (($(now_ms) - t_attached < 2500)); do sleep 0.1; done
+	# on a busy machine gave one): 2.5 s since all attached, then until a
+	# new report is out and 300 ms more, 20 s at most. The stop falls
+	# between two reports: bpftrace drops what is still queued when its
+	# SIGINT comes, and a report whose clear() it dropped would be counted
+	# again by the end report (as CI saw: interval=1's four sums doubled).
+	local iv=$E2E_TMP/waits-interval.out n seen=-1 t_new=
+	while (($(now_ms) - t_attached < 20000)); do
+		n=$(grep -c 'wait events in the last 1 s' "$iv" || true)
+		if ((n != seen)); then
+			((seen < 0)) || t_new=$(now_ms)
+			seen=$n
+		fi
+		(($(now_ms) - t_attached >= 2500 && n >= 2)) && [[ -n $t_new ]] &&
+			(($(now_ms) - t_new >= 300)) && break
+		sleep 0.05
+	done
 	bt_stop "${bts[@]}"
 
 	local out=$E2E_TMP/waits.out
@@ -245,7 +259,6 @@ test_leg() {
 	# summed over the reports, the same waits (S's sleep ends in the first
 	# seconds: were the maps not cleared after each report, every later
 	# report would count it again).
-	local iv=$E2E_TMP/waits-interval.out
 	check_eq "$LEG: interval=1: reports a second, then the rest at the end" \
 		"$(awk '/wait events in the last 1 s/ { n++ } /wait events since the last report/ { e++ }
 			END { print (n >= 2 ? "several" : n + 0), e + 0 }' "$iv")" "several 1"
