@@ -47,7 +47,7 @@ FIXTURE_SRC := $(wildcard tests/unit/fixtures/*.c)
 FIXTURES := $(FIXTURE_SRC:tests/unit/fixtures/%.c=$(O)/fixtures/%) \
             $(FIXTURE_SRC:tests/unit/fixtures/%.c=$(O)/fixtures/%.stripped)
 
-.PHONY: all install uninstall deb check unit unit-asan fuzz fuzzers test-deps demo bench clean
+.PHONY: all install uninstall deb check unit unit-asan unit-asan-build fuzz fuzzers test-deps demo bench clean
 .DELETE_ON_ERROR:
 
 all: $(O)/pgbt-gen $(O)/pgbt-gen.1
@@ -106,9 +106,11 @@ unit: $(UNIT_BIN) $(FIXTURES) $(O)/pgbt-gen
 # UndefinedBehaviorSanitizer; any report fails the test that made it.
 ASAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                -fno-sanitize-recover=all
-unit-asan:
-	$(MAKE) O=build/asan CFLAGS='$(ASAN_CFLAGS)' unit
+unit-asan: unit-asan-build
 	PGBT_BUILD=build/asan UBSAN_OPTIONS=print_stacktrace=1 tests/run unit
+
+unit-asan-build:
+	$(MAKE) O=build/asan CFLAGS='$(ASAN_CFLAGS)' unit
 
 # libFuzzer targets (tests/fuzz/fuzz_NAME.c), built with clang into
 # build/fuzz; each starts from its corpus in tests/fuzz/corpus/NAME (with
@@ -178,17 +180,19 @@ test-deps:
 
 # Every part runs even when one fails, so one failure shows every other;
 # the status is non-zero if any failed, and the last line names them.
-# The sanitizers' unit run and the fuzzers go side by side (a CPU each;
-# the first's output is shown when both are done).
+# The sanitizers' build and the fuzzers run beside tests/run at nice 19,
+# on what CPU its sleeps and waits leave idle; the sanitized unit tests
+# run after it (test_proc checks live servers, which e2e stops and starts).
 TEST_JOBS ?= 2
 check: test-deps
 	$(MAKE) unit
 	@failed=; \
+	nice -n 19 sh -c '$(MAKE) unit-asan-build && $(MAKE) fuzz FUZZ_SECONDS=15' \
+	  >$(O)/beside.log 2>&1 & beside=$$!; \
 	PGBT_BYSTANDERS=1 PGBT_TEST_JOBS=$(TEST_JOBS) tests/run || failed="$$failed tests/run"; \
-	$(MAKE) unit-asan >$(O)/unit-asan.log 2>&1 & asan=$$!; \
-	$(MAKE) fuzz FUZZ_SECONDS=15 || failed="$$failed fuzz"; \
-	wait $$asan || failed="$$failed unit-asan"; \
-	cat $(O)/unit-asan.log; \
+	wait $$beside || failed="$$failed unit-asan-build-or-fuzz"; \
+	cat $(O)/beside.log; \
+	PGBT_BUILD=build/asan UBSAN_OPTIONS=print_stacktrace=1 tests/run unit || failed="$$failed unit-asan"; \
 	if [ -n "$$failed" ]; then echo "make check: failed:$$failed" >&2; exit 1; fi; \
 	echo "make check: tests/run, unit-asan and fuzz passed"
 
