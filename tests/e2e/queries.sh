@@ -391,11 +391,11 @@ test_leg() {
 	bt_stop "$bt1" "$bt2" "$bt3"
 
 	check_count "$LEG: query-latency: pgbench -M prepared's statements, exactly" \
-		"$(hist_total "$ql" "@us_by_db_user[$db_oid, $fast_oid]")" $((2 * N + 2)) "$ql" @us_by_db_user
+		"$(hist_total "$ql" "@us_by_db_user[$db_oid, $fast_oid]")" $((2 * N + 2)) "$ql" @us_by_db_user "$bt1"
 	check_count "$LEG: query-latency: in total" \
-		"$(hist_total "$ql" "@us")" $((2 * N + 7)) "$ql" @us
+		"$(hist_total "$ql" "@us")" $((2 * N + 7)) "$ql" @us "$bt1"
 	check_count "$LEG: query-latency: psql's two statements" \
-		"$(hist_total "$ql" "@us_by_db_user[$db_oid, $slow_oid]")" 2 "$ql" @us_by_db_user
+		"$(hist_total "$ql" "@us_by_db_user[$db_oid, $slow_oid]")" 2 "$ql" @us_by_db_user "$bt1"
 	check_eq "$LEG: query-latency: the sleep in [256K, 512K)" \
 		"$(hist_bucket "$ql" "@us_by_db_user[$db_oid, $slow_oid]" "[256K, 512K)")" 1
 	check_eq "$LEG: query-latency: the names of the database and roles" \
