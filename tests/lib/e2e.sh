@@ -291,7 +291,8 @@ bt_lost() {
 check_count() {
 	local what=$1 got=$2 want=$3 file=$4 map=$5 pid=${6:-} lost skipped
 	lost=$(bt_lost "$file" "$map")
-	skipped=${_BT_MISSES[$pid]:-0}
+	skipped=0
+	[[ -z $pid ]] || skipped=${_BT_MISSES[$pid]:-0}
 	if [[ $got == "$want" ]]; then
 		pass "$what = $want"
 	elif ((lost > 0)) && [[ $got =~ ^[0-9]+$ ]] && ((got + lost == want)); then
