@@ -2,9 +2,9 @@
 #ifndef PGBT_CLI_H
 #define PGBT_CLI_H
 
-#include "err.h"
-#include "target.h"
-#include "template.h"
+#include "lib/common/err.h"
+#include "lib/target/target.h"
+#include "lib/template/template.h"
 
 #include <stdbool.h>
 #include <sys/types.h>

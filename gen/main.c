@@ -4,14 +4,14 @@
  *   pgbt-gen xid-rate | sudo bpftrace -
  *
  * The pipeline: choose the target (options.c) -> read its binary and
- * process (lib/target.c) -> render the template (lib/template_render.c). On any
+ * process (lib/target/target.c) -> render the template (lib/template/template_render.c). On any
  * error nothing reaches stdout, so `| bpftrace -` never runs half a script. */
 #include "cli.h"
 
-#include "buf.h"
-#include "catalog.h"
-#include "hwbp.h"
-#include "machine.h"
+#include "lib/common/buf.h"
+#include "lib/found/catalog.h"
+#include "lib/found/hwbp.h"
+#include "lib/found/machine.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
 #ifndef PGBT_REPORT_PROM_H
 #define PGBT_REPORT_PROM_H
 
-#include "buf.h"
+#include "lib/common/buf.h"
 #include "reader.h"
 
 /* The exposition text of the maps of spec that name a metric=. */

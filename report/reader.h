@@ -10,8 +10,8 @@
 #ifndef PGBT_REPORT_READER_H
 #define PGBT_REPORT_READER_H
 
-#include "buf.h"
-#include "err.h"
+#include "lib/common/buf.h"
+#include "lib/common/err.h"
 #include "spec.h"
 #include "store.h"
 

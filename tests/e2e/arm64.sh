@@ -136,10 +136,10 @@ test_compiles() {
 		return 0
 	fi
 	# shellcheck disable=SC2046 # pkg-config's words
-	for f in "$PGBT_ROOT"/lib/*.c "$PGBT_ROOT"/report/*.c "$PGBT_ROOT"/gen/*.c; do
+	for f in "$PGBT_ROOT"/lib/*/*.c "$PGBT_ROOT"/report/*.c "$PGBT_ROOT"/gen/*.c; do
 		"$CROSS_CC" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-format-truncation \
-			-Wno-stringop-truncation -fsyntax-only -iquote "$PGBT_ROOT/lib" \
-			-iquote "$PGBT_ROOT/report" -iquote "$PGBT_ROOT/gen" $(pkg-config --cflags libelf libdw libpq 2>/dev/null) \
+			-Wno-stringop-truncation -fsyntax-only -iquote "$PGBT_ROOT" \
+			$(pkg-config --cflags libelf libdw libpq 2>/dev/null) \
 			-DPGBT_VERSION='"test"' "$f" 2>>"$E2E_TMP/cross.err" || bad="$bad ${f##*/}"
 	done
 	check_eq "pgbt-gen's C compiles for aarch64 ($(head -n 3 "$E2E_TMP/cross.err" | tr '\n' ' '))" "${bad:-none}" none

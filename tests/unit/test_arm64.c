@@ -4,11 +4,11 @@
  * x86-64, checked against readelf; the machine it names; the layout it
  * picks; and what it refuses there. Running on arm64 is not tested here. */
 #include "check.h"
-#include "found_static.h"
-#include "machine.h"
+#include "lib/found/found_static.h"
+#include "lib/found/machine.h"
 #include "readelf.h"
-#include "target.h"
-#include "template.h"
+#include "lib/target/target.h"
+#include "lib/template/template.h"
 
 #include <stdio.h>
 #include <stdlib.h>
