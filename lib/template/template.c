@@ -196,6 +196,12 @@ static void parse_summary_line(struct pgbt_template *tpl, const char *line)
 }
 
 
+/* pgbt_template_where for the tree's messages. */
+static void where_in(const void *tpl, int line, char *ret, size_t len)
+{
+	pgbt_template_where(tpl, line, ret, len);
+}
+
 int pgbt_template_parse(const char *name, const char *origin, const char *text,
 			size_t len, struct pgbt_template *ret, struct pgbt_err *err)
 {
@@ -263,7 +269,7 @@ int pgbt_template_parse_expanded(const char *name, const char *origin, const cha
 		pgbt_template_free(ret);
 		return pgbt_fail(err, "%s: no header line \" * %s<TAB>summary\"", origin, name);
 	}
-	if (pgbt_tree_parse(ret, &ret->nodes, &ret->nnodes, err) < 0) {
+	if (pgbt_tree_parse(ret->text, ret->len, where_in, ret, &ret->nodes, &ret->nnodes, err) < 0) {
 		pgbt_template_free(ret);
 		return -1;
 	}

@@ -111,6 +111,12 @@ int pgbt_template_load(const char *name, const char *origin, const char *text,
 		       size_t len, pgbt_fragment_reader *read, void *ctx,
 		       struct pgbt_template *ret, struct pgbt_err *err);
 
+/* pgbt_template_parse with the template's includes known (for messages):
+ * incs[ninc] were put in text by pgbt_template_load (template_include.c). */
+int pgbt_template_parse_expanded(const char *name, const char *origin, const char *text,
+				 size_t len, const struct pgbt_include *incs, size_t ninc,
+				 struct pgbt_template *ret, struct pgbt_err *err);
+
 /* Where line (of tpl's text, fragments included) came from, into ret:
  * "NAME:LINE" for a line of the script, "NAME, include/FRAGMENT:LINE" for
  * one of a fragment. */

@@ -54,7 +54,8 @@ static bool is_block(const struct tag *t, const char *kw)
 }
 
 struct parse {
-	const struct pgbt_template *tpl;
+	pgbt_tree_where *where;
+	const void *ctx;
 	const char *text;
 	const char *at;         /* a cursor: tags are met in the text's order */
 	int line;               /* the line at is on */
@@ -70,7 +71,7 @@ static int line_at(struct parse *ps, const char *at)
 
 static const char *where(const struct parse *ps, const char *at, char *buf, size_t len)
 {
-	pgbt_template_where(ps->tpl, pgbt_line_in(ps->text, at), buf, len);
+	ps->where(ps->ctx, pgbt_line_in(ps->text, at), buf, len);
 	return buf;
 }
 
@@ -180,14 +181,14 @@ static int parse_seq(struct parse *ps, const char *p, const char *e, struct pgbt
 	return add_text(v, n, p, e, err);
 }
 
-int pgbt_tree_parse(const struct pgbt_template *tpl, struct pgbt_node **ret, size_t *ret_n,
-		    struct pgbt_err *err)
+int pgbt_tree_parse(const char *text, size_t len, pgbt_tree_where *where, const void *ctx,
+		    struct pgbt_node **ret, size_t *ret_n, struct pgbt_err *err)
 {
-	struct parse ps = { tpl, tpl->text, tpl->text, 1 };
+	struct parse ps = { where, ctx, text, text, 1 };
 
 	*ret = NULL;
 	*ret_n = 0;
-	if (parse_seq(&ps, tpl->text, tpl->text + tpl->len, ret, ret_n, err) == 0)
+	if (parse_seq(&ps, text, text + len, ret, ret_n, err) == 0)
 		return 0;
 	pgbt_tree_free(*ret, *ret_n);
 	*ret = NULL;

@@ -7,7 +7,6 @@
 #define PGBT_TEMPLATE_TREE_H
 
 #include "lib/common/err.h"
-#include "template.h"
 
 #include <stddef.h>
 
@@ -27,20 +26,19 @@ struct pgbt_node {
 	size_t nels;
 };
 
-/* Reads tpl's text into *ret (*ret_n top-level nodes), which point into
- * the text: it must outlive them. A block without {{end}}, or an {{else}}
- * or {{end}} without a block, is an error naming where it is. */
-int pgbt_tree_parse(const struct pgbt_template *tpl, struct pgbt_node **ret, size_t *ret_n,
-		    struct pgbt_err *err);
+/* Where line LINE of the text came from, into ret, for messages: the
+ * template knows its fragments ("NAME, include/FRAGMENT:LINE"). */
+typedef void pgbt_tree_where(const void *ctx, int line, char *ret, size_t len);
+
+/* Reads text (len bytes) into *ret (*ret_n top-level nodes), which point
+ * into the text: it must outlive them. A block without {{end}}, or an
+ * {{else}} or {{end}} without a block, is an error naming where it is
+ * (as where(ctx, ...) says). */
+int pgbt_tree_parse(const char *text, size_t len, pgbt_tree_where *where, const void *ctx,
+		    struct pgbt_node **ret, size_t *ret_n, struct pgbt_err *err);
 void pgbt_tree_free(struct pgbt_node *nodes, size_t n);
 
 /* The line of text that at is on, from 1. */
 int pgbt_line_in(const char *text, const char *at);
-
-/* pgbt_template_parse with the template's includes known (for messages):
- * incs[ninc] were put in text by pgbt_template_load. */
-int pgbt_template_parse_expanded(const char *name, const char *origin, const char *text,
-				 size_t len, const struct pgbt_include *incs, size_t ninc,
-				 struct pgbt_template *ret, struct pgbt_err *err);
 
 #endif
