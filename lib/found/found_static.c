@@ -1,8 +1,6 @@
 #include "found_static.h"
 
-#include "elfimg.h"
 #include "machine.h"
-#include "proc.h"
 
 #include <elf.h>
 #include <inttypes.h>
@@ -53,7 +51,7 @@ static size_t load_targets(const uint8_t *code, size_t len, uint64_t vaddr, uint
 /* How many children confirm that the pointer at addr is theirs (each
  * non-NULL one points into shared memory at a struct naming the child's
  * own PID); -1 when one contradicts it or cannot be read. */
-static int confirmations(struct pgbt_target *t, uint64_t addr, uint64_t pid_off,
+static int confirmations(const struct pgbt_static_search *s, uint64_t addr, uint64_t pid_off,
 			 const pid_t *children, size_t n)
 {
 	int ok = 0;
@@ -71,7 +69,7 @@ static int confirmations(struct pgbt_target *t, uint64_t addr, uint64_t pid_off,
 		}
 		if (ptr == 0)
 			continue;    /* no row: the stats collector, the logger */
-		m = pgbt_maps_find(&t->maps, ptr);
+		m = pgbt_maps_find(s->maps, ptr);
 		if (!m || m->perms[3] != 's' || ptr + pid_off + sizeof(owner) > m->end ||
 		    pgbt_proc_read(children[i], ptr + pid_off, &owner, sizeof(owner), NULL) < 0)
 			return -1;
@@ -84,38 +82,37 @@ static int confirmations(struct pgbt_target *t, uint64_t addr, uint64_t pid_off,
 	return ok;
 }
 
-static int find(struct pgbt_target *t, const struct recipe *r, uint64_t *ret, char *how,
-		struct pgbt_err *err)
+static int find(const struct pgbt_static_search *s, const struct recipe *r, uint64_t *ret,
+		char *how, size_t how_len, struct pgbt_err *err)
 {
 	uint8_t code[CODE_BYTES];
-	uint64_t cands[MAX_CANDIDATES], pid_off, pid_size;
+	uint64_t cands[MAX_CANDIDATES], pid_off;
 	pid_t children[MAX_CHILDREN];
 	size_t ncand, nchild, len;
 	struct pgbt_sym sym;
-	char h[PGBT_HOW_LEN];
 
-	if (pgbt_elf_symbol(t->elf, r->loader, &sym, err) < 0)
+	if (pgbt_elf_symbol(s->elf, r->loader, &sym, err) < 0)
 		return -1;
-	if (pgbt_target_member(t, r->type, r->pid_member, &pid_off, &pid_size, h, err) < 0)
+	if (s->member_offset(s->ctx, r->type, r->pid_member, &pid_off, err) < 0)
 		return -1;
 	len = sym.size && sym.size < sizeof(code) ? sym.size : sizeof(code);
-	if (pgbt_elf_read(t->elf, sym.value, code, len, err) < 0)
+	if (pgbt_elf_read(s->elf, sym.value, code, len, err) < 0)
 		return -1;
 	ncand = load_targets(code, len, sym.value, cands);
 	for (size_t i = 0; i < ncand; i++)
-		cands[i] += t->bias;
-	if (pgbt_proc_children(t->pid, children, MAX_CHILDREN, &nchild, err) < 0)
+		cands[i] += s->bias;
+	if (pgbt_proc_children(s->pid, children, MAX_CHILDREN, &nchild, err) < 0)
 		return -1;
 	for (size_t i = 0; i < ncand; i++) {
-		int n = confirmations(t, cands[i], pid_off, children, nchild);
+		int n = confirmations(s, cands[i], pid_off, children, nchild);
 
 		if (n > 0) {
 			*ret = cands[i];
-			snprintf(how, PGBT_HOW_LEN,
+			snprintf(how, how_len,
 				 "no symbol (static in PostgreSQL %d): the pointer %s loads "
 				 "%s from 0x%" PRIx64 "; in %d processes of the server it "
 				 "points to a %s whose %s is that process's PID",
-				 t->major, r->loader, i == 0 ? "first" : "later", cands[i] - t->bias,
+				 s->major, r->loader, i == 0 ? "first" : "later", cands[i] - s->bias,
 				 n, r->type, r->pid_member);
 			return 0;
 		}
@@ -123,26 +120,26 @@ static int find(struct pgbt_target *t, const struct recipe *r, uint64_t *ret, ch
 	return pgbt_fail_code(err, PGBT_ENOTFOUND,
 			      "%s: no symbol %s, and none of the %zu pointers %s loads is one "
 			      "the server's processes confirm (each its own %s)",
-			      t->path, r->name, ncand, r->loader, r->type);
+			      s->path, r->name, ncand, r->loader, r->type);
 }
 
-int pgbt_found_static(struct pgbt_target *t, const char *name, uint64_t *ret, char *how,
-		      struct pgbt_err *err)
+int pgbt_found_static(const struct pgbt_static_search *s, const char *name, uint64_t *ret,
+		      char *how, size_t how_len, struct pgbt_err *err)
 {
 	for (size_t i = 0; i < sizeof(recipes) / sizeof(recipes[0]); i++)
 		if (strcmp(recipes[i].name, name) == 0) {
 			/* load_targets reads x86-64 instructions only */
-			if (t->machine != EM_X86_64)
+			if (s->machine != EM_X86_64)
 				return pgbt_fail_code(err, PGBT_ENOTFOUND,
 						      "%s: no symbol %s (static in PostgreSQL %d), "
 						      "and pgbt finds it in x86-64 code only, not in "
 						      "%s code: install the server's debug symbols",
-						      t->path, name, t->major,
-						      pgbt_machine_name(t->machine));
-			if (!t->pid)
+						      s->path, name, s->major,
+						      pgbt_machine_name(s->machine));
+			if (!s->pid)
 				break;
-			return find(t, &recipes[i], ret, how, err);
+			return find(s, &recipes[i], ret, how, how_len, err);
 		}
 	return pgbt_fail_code(err, PGBT_ENOTFOUND, "%s: no symbol %s in .symtab or .dynsym",
-			      t->path, name);
+			      s->path, name);
 }

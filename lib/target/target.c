@@ -364,12 +364,29 @@ int pgbt_target_enum(struct pgbt_target *t, const char *name,
 	return 0;
 }
 
+/* The one type fact the search for a static global asks. */
+static int member_offset(void *t, const char *type, const char *member, uint64_t *ret,
+			 struct pgbt_err *err)
+{
+	uint64_t size;
+	char how[PGBT_HOW_LEN];
+
+	return pgbt_target_member(t, type, member, ret, &size, how, err);
+}
+
 /* A static global found in code (found_static.c), once per target. */
 static int found_static(struct pgbt_target *t, const char *name, uint64_t *ret, char *how,
 			struct pgbt_err *err)
 {
 	if (strcmp(t->found_name, name) != 0) {
-		if (pgbt_found_static(t, name, &t->found_addr, t->found_how, err) < 0)
+		struct pgbt_static_search s = {
+			.path = t->path, .elf = t->elf, .major = t->major, .machine = t->machine,
+			.pid = t->pid, .maps = &t->maps, .bias = t->bias,
+			.member_offset = member_offset, .ctx = t,
+		};
+
+		if (pgbt_found_static(&s, name, &t->found_addr, t->found_how,
+				      sizeof(t->found_how), err) < 0)
 			return -1;
 		snprintf(t->found_name, sizeof(t->found_name), "%s", name);
 	}
