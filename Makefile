@@ -46,7 +46,8 @@ TEMPLATES := $(sort $(wildcard scripts/*.bt))
 FRAGMENTS := $(sort $(wildcard scripts/include/*.bt))
 LAYOUTS  := $(sort $(wildcard lib/types/layouts/*.layout))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
-UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)
+UNIT_SH  := $(wildcard tests/unit/test_*.sh)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%) $(UNIT_SH:tests/unit/%.sh=$(O)/tests/%)
 FIXTURE_SRC := $(wildcard tests/unit/fixtures/*.c)
 FIXTURES := $(FIXTURE_SRC:tests/unit/fixtures/%.c=$(O)/fixtures/%) \
             $(FIXTURE_SRC:tests/unit/fixtures/%.c=$(O)/fixtures/%.stripped)
@@ -90,6 +91,11 @@ $(O):
 $(O)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(O)/libpgbt.a
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@) && $(CC) $(ALL_CFLAGS) -iquote tests/unit $(LDFLAGS) -o $@ $< $(O)/libpgbt.a $(PKG_LIBS)
+
+# A unit test in shell (test_NAME.sh) runs from build/tests as the others do.
+$(O)/tests/%: tests/unit/%.sh
+	$(call msg,CP,$@)
+	$(Q)mkdir -p $(dir $@) && cp $< $@ && chmod +x $@
 
 # Fixtures: C programs with known layouts and probes, with and without DWARF.
 $(O)/fixtures/%: tests/unit/fixtures/%.c
