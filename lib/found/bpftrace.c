@@ -1,5 +1,7 @@
 #include "bpftrace.h"
 
+#include "bpftrace_cache.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,8 +119,9 @@ static int ask_version(const char *prog, char *line, size_t len, struct pgbt_err
 
 int pgbt_bpftrace_find(const char *spec, struct pgbt_bpftrace *ret, struct pgbt_err *err)
 {
-	char prog[PATH_MAX], line[256];
+	char prog[PATH_MAX], line[256], cache[PATH_MAX];
 	const char *v;
+	bool cached;
 
 	memset(ret, 0, sizeof(*ret));
 	if (spec && pgbt_bpftrace_parse_version(spec, ret->version) == 0) {
@@ -135,12 +138,18 @@ int pgbt_bpftrace_find(const char *spec, struct pgbt_bpftrace *ret, struct pgbt_
 	if (spec && !find_program(spec, prog, sizeof(prog)))
 		return pgbt_fail(err, "--bpftrace %s: no such program (give a path to bpftrace "
 				 "or a version such as 0.23)", spec);
-	if (ask_version(prog, line, sizeof(line), err) < 0)
+	/* its answer as remembered for this file, else asked (and remembered
+	   when it is a version) */
+	pgbt_cache_dir(cache, sizeof(cache));
+	cached = pgbt_bpftrace_cache_get(cache, prog, line, sizeof(line)) == 0;
+	if (!cached && ask_version(prog, line, sizeof(line), err) < 0)
 		return -1;
 	/* "bpftrace v0.23.2" */
 	v = strncmp(line, "bpftrace ", 9) == 0 ? line + 9 : NULL;
 	if (!v || pgbt_bpftrace_parse_version(v, ret->version) < 0)
 		return pgbt_fail(err, "%s --version: '%.60s' is not a bpftrace version", prog, line);
+	if (!cached)
+		pgbt_bpftrace_cache_put(cache, prog, line);
 	snprintf(ret->how, sizeof(ret->how), "%s (%s --version)", v, prog);
 	snprintf(ret->program, sizeof(ret->program), "%s", spec ? spec : "bpftrace");
 	return 0;

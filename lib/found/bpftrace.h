@@ -21,10 +21,11 @@ struct pgbt_bpftrace {
 				   is known */
 };
 
-/* spec: a path to a bpftrace (its --version is asked), a version number
- * ("0.23" or "v0.23.2": rendering for another machine), or NULL: the
- * bpftrace on PATH, else the oldest supported. A spec that names no
- * runnable bpftrace is an error naming it. */
+/* spec: a path to a bpftrace (its --version is asked, or remembered from
+ * an earlier asking while the file is unchanged: bpftrace_cache.h), a
+ * version number ("0.23" or "v0.23.2": rendering for another machine), or
+ * NULL: the bpftrace on PATH, else the oldest supported. A spec that names
+ * no runnable bpftrace is an error naming it. */
 int pgbt_bpftrace_find(const char *spec, struct pgbt_bpftrace *ret, struct pgbt_err *err);
 
 /* Parses "0.23", "0.23.2" or "v0.23.2" into version[3]; -1 if it is not one. */
