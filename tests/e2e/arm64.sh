@@ -37,7 +37,7 @@ test_layouts() {
 		return 0
 	fi
 	mkdir -p "$dir"
-	cp "$PGBT_ROOT"/lib/layouts/*.layout "$dir/"
+	cp "$PGBT_ROOT"/lib/types/layouts/*.layout "$dir/"
 	# Tuplesortstate is tuplesort.c's own, in no header: from the source
 	# build-postgres.sh fetched, else left out by name.
 	srcs=("$PGBT_CACHE/src/pg$major/postgresql-$major"*/src/backend/utils/sort/tuplesort.c)
@@ -76,7 +76,7 @@ test_fact_per_machine() {
 	fi
 	for machine in aarch64 x86_64; do
 		mkdir -p "$E2E_TMP/planted-$machine"
-		cp "$PGBT_ROOT"/lib/layouts/*.layout "$E2E_TMP/planted-$machine/"
+		cp "$PGBT_ROOT"/lib/types/layouts/*.layout "$E2E_TMP/planted-$machine/"
 		printf '%s\n' "machine $machine" "member VariableCacheData nextXid 16 8" \
 			>>"$E2E_TMP/planted-$machine/15.layout"
 		for other in "$arm:aarch64" "$x86:x86_64"; do

@@ -13,7 +13,7 @@
 # circle is a set of units each reaching the others through imports; its
 # line shows one loop through it, with what ties each step (and the
 # circle's other units, when it has more):
-#   circle: lib/a -> lib/b -> lib/a (lib/a.c includes lib/b.h; lib/b.c calls pgbt_a_x)
+#   circle: lib/x/a -> lib/y/b -> lib/x/a (lib/x/a.c includes lib/y/b.h; lib/y/b.c uses pgbt_a_x)
 set -euo pipefail
 root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
 cd "$root"
