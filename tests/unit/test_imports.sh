@@ -44,7 +44,7 @@ expect_none() {
 }
 
 # The tree as it is.
-out=$("$lint" 2>&1) && [[ -z $out ]] && ok || fail "the tree has circles: $out"
+if out=$("$lint" 2>&1) && [[ -z $out ]]; then ok; else fail "the tree has circles: $out"; fi
 
 copy
 expect_none "an untouched copy"
@@ -74,7 +74,7 @@ printf '#include "buf.h"\n' >>"$tmp/tree/lib/common/err.h"
 printf '#include "err.h"\n' >>"$tmp/tree/lib/common/buf.h"
 printf '#include "lib/found/usdt.h"\n' >>"$tmp/tree/lib/found/elfimg.h"
 n=$("$lint" "$tmp/tree" 2>&1 | grep -c '^circle: ')
-[[ $n == 2 ]] && ok || fail "two planted circles: $n lines, want 2"
+if [[ $n == 2 ]]; then ok; else fail "two planted circles: $n lines, want 2"; fi
 
 # Names in comments and strings, a static namesake: no tie.
 copy
