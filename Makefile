@@ -37,8 +37,7 @@ msg = @printf '  %-6s %s\n' $(1) $(2);
 endif
 
 # lib/ has a folder per stage of the pipeline (docs/internals.md, "The code").
-LIB_DIRS := $(sort $(dir $(wildcard lib/*/*.c)))
-LIB_SRC  := $(wildcard $(LIB_DIRS:%=%*.c) report/*.c)
+LIB_SRC  := $(wildcard lib/*/*.c report/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(O)/%.o) $(O)/lib/common/embedded.o
 GEN_SRC  := $(wildcard gen/*.c)
 GEN_OBJ  := $(GEN_SRC:%.c=$(O)/%.o)
