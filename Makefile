@@ -24,7 +24,9 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lelf -ldw -
 # bug (_FORTIFY_SOURCE, as Debian builds with, warns of the strncat ones).
 WARN     := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-format-truncation \
             -Wno-stringop-truncation
-ALL_CFLAGS := $(WARN) $(CPPFLAGS) $(CFLAGS) $(PKG_CFLAGS) -iquote lib -iquote report -DPGBT_VERSION='"$(VERSION)"'
+# Includes name their file from the repository's root ("lib/found/proc.h"),
+# or bare when it is in the same folder.
+ALL_CFLAGS := $(WARN) $(CPPFLAGS) $(CFLAGS) $(PKG_CFLAGS) -iquote . -DPGBT_VERSION='"$(VERSION)"'
 
 ifeq ($(V),1)
 Q :=
@@ -34,15 +36,17 @@ Q := @
 msg = @printf '  %-6s %s\n' $(1) $(2);
 endif
 
-LIB_SRC  := $(wildcard lib/*.c report/*.c)
-LIB_OBJ  := $(LIB_SRC:%.c=$(O)/%.o) $(O)/lib/embedded.o
+# lib/ has a folder per stage of the pipeline (docs/internals.md, "The code").
+LIB_SRC  := $(wildcard lib/*/*.c report/*.c)
+LIB_OBJ  := $(LIB_SRC:%.c=$(O)/%.o) $(O)/lib/common/embedded.o
 GEN_SRC  := $(wildcard gen/*.c)
 GEN_OBJ  := $(GEN_SRC:%.c=$(O)/%.o)
 TEMPLATES := $(sort $(wildcard scripts/*.bt))
 FRAGMENTS := $(sort $(wildcard scripts/include/*.bt))
-LAYOUTS  := $(sort $(wildcard lib/layouts/*.layout))
+LAYOUTS  := $(sort $(wildcard lib/types/layouts/*.layout))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
-UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)
+UNIT_SH  := $(wildcard tests/unit/test_*.sh)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%) $(UNIT_SH:tests/unit/%.sh=$(O)/tests/%)
 FIXTURE_SRC := $(wildcard tests/unit/fixtures/*.c)
 FIXTURES := $(FIXTURE_SRC:tests/unit/fixtures/%.c=$(O)/fixtures/%) \
             $(FIXTURE_SRC:tests/unit/fixtures/%.c=$(O)/fixtures/%.stripped)
@@ -57,9 +61,9 @@ $(O)/pgbt-gen.1: gen/pgbt-gen.1 gen/man-scripts.sh $(O)/pgbt-gen
 	$(call msg,MAN,$@)
 	$(Q)gen/man-scripts.sh $(O)/pgbt-gen <gen/pgbt-gen.1 >$@
 
-$(O)/%.o: %.c $(wildcard lib/*.h gen/*.h report/*.h) | $(O)
+$(O)/%.o: %.c $(wildcard lib/*/*.h gen/*.h report/*.h) | $(O)
 	$(call msg,CC,$@)
-	$(Q)mkdir -p $(dir $@) && $(CC) $(ALL_CFLAGS) -iquote gen -c -o $@ $<
+	$(Q)mkdir -p $(dir $@) && $(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(O)/libpgbt.a: $(LIB_OBJ)
 	$(call msg,AR,$@)
@@ -67,11 +71,11 @@ $(O)/libpgbt.a: $(LIB_OBJ)
 
 # Templates and fallback layouts are compiled into the binary, so a copied
 # pgbt-gen works alone.
-$(O)/lib/embedded.c: lib/embed.sh $(TEMPLATES) $(FRAGMENTS) $(LAYOUTS) | $(O)
+$(O)/lib/common/embedded.c: lib/common/embed.sh $(TEMPLATES) $(FRAGMENTS) $(LAYOUTS) | $(O)
 	$(call msg,EMBED,$@)
-	$(Q)mkdir -p $(dir $@) && sh lib/embed.sh $(TEMPLATES) $(FRAGMENTS) $(LAYOUTS) > $@
+	$(Q)mkdir -p $(dir $@) && sh lib/common/embed.sh $(TEMPLATES) $(FRAGMENTS) $(LAYOUTS) > $@
 
-$(O)/lib/embedded.o: $(O)/lib/embedded.c
+$(O)/lib/common/embedded.o: $(O)/lib/common/embedded.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
@@ -86,6 +90,11 @@ $(O):
 $(O)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(O)/libpgbt.a
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@) && $(CC) $(ALL_CFLAGS) -iquote tests/unit $(LDFLAGS) -o $@ $< $(O)/libpgbt.a $(PKG_LIBS)
+
+# A unit test in shell (test_NAME.sh) runs from build/tests as the others do.
+$(O)/tests/%: tests/unit/%.sh
+	$(call msg,CP,$@)
+	$(Q)mkdir -p $(dir $@) && cp $< $@ && chmod +x $@
 
 # Fixtures: C programs with known layouts and probes, with and without DWARF.
 $(O)/fixtures/%: tests/unit/fixtures/%.c

@@ -6,7 +6,7 @@
  * see that both agree before running anything. */
 #include "cli.h"
 
-#include "gdb.h"
+#include "lib/types/gdb.h"
 
 #include <ctype.h>
 #include <inttypes.h>

@@ -4,7 +4,7 @@
  * its headers); a developer adding a fact runs it the same way. */
 #include "cli.h"
 
-#include "machine.h"
+#include "lib/found/machine.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -2,9 +2,9 @@
 #ifndef PGBT_CLI_H
 #define PGBT_CLI_H
 
-#include "err.h"
-#include "target.h"
-#include "template.h"
+#include "lib/common/err.h"
+#include "lib/target/target.h"
+#include "lib/template/template.h"
 
 #include <stdbool.h>
 #include <sys/types.h>
@@ -52,7 +52,7 @@ int cli_load_template(const struct cli *cli, const char *name,
 int cli_open_target(const struct cli *cli, struct pgbt_target *ret, struct pgbt_err *err);
 
 /* The script cli->script rendered for the target, into *ret (malloc'd);
- * info (may be NULL) says how to run it. */
+ * info (may be NULL) says how to run it (render.c). */
 int cli_render(const struct cli *cli, char **ret, struct cli_rendered *info,
 	       struct pgbt_err *err);
 
@@ -74,7 +74,8 @@ int cli_check_with_gdb(const struct pgbt_target *t, bool strict, char **text,
 int cli_check_layouts(const struct cli *cli);
 
 /* pgbt-gen check-watchpoints: whether hardware watchpoints fire here (exit
- * 0), do not (1, saying so on stderr), or could not be tested (2). */
+ * 0), do not (1, saying so on stderr), or could not be tested (2)
+ * (check_watchpoints.c). */
 int cli_check_watchpoints(void);
 
 /* pgbt-gen report: bpftrace -f json on stdin, a report out (report.c). */

@@ -6,7 +6,7 @@
  * server (and the command that runs it) and why not. */
 #include "cli.h"
 
-#include "spec.h"
+#include "report/spec.h"
 
 #include <stdio.h>
 #include <stdlib.h>

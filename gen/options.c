@@ -1,7 +1,7 @@
 /* Parses pgbt-gen's command line. */
 #include "cli.h"
 
-#include "layout.h"
+#include "lib/types/layout.h"
 
 #include <errno.h>
 #include <getopt.h>

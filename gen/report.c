@@ -7,7 +7,7 @@
  * so that bpftrace's last report (printed as it stops) still comes in. */
 #include "cli.h"
 
-#include "reader.h"
+#include "report/reader.h"
 
 #include <signal.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* Finding templates (built in, or in --scripts-dir) and listing them. */
 #include "cli.h"
 
-#include "embedded.h"
+#include "lib/common/embedded.h"
 
 #include <dirent.h>
 #include <stdio.h>

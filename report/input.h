@@ -6,7 +6,7 @@
 #ifndef PGBT_REPORT_INPUT_H
 #define PGBT_REPORT_INPUT_H
 
-#include "err.h"
+#include "lib/common/err.h"
 #include "spec.h"
 #include "store.h"
 

@@ -3,8 +3,13 @@
 #ifndef PGBT_REPORT_JSONL_H
 #define PGBT_REPORT_JSONL_H
 
-#include "reader.h"
+#include "ident.h"
+#include "spec.h"
+#include "store.h"
 
+#include "lib/common/err.h"
+
+#include <stdbool.h>
 #include <stdio.h>
 
 #define RP_JSON_SCHEMA "pgbt-report/1"

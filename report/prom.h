@@ -7,8 +7,14 @@
 #ifndef PGBT_REPORT_PROM_H
 #define PGBT_REPORT_PROM_H
 
-#include "buf.h"
-#include "reader.h"
+#include "ident.h"
+#include "spec.h"
+#include "store.h"
+
+#include "lib/common/buf.h"
+#include "lib/common/err.h"
+
+#include <stddef.h>
 
 /* The exposition text of the maps of spec that name a metric=. */
 int rp_prom_text(struct pgbt_buf *out, const struct rp_ident *id, const struct rp_spec *spec,

@@ -10,24 +10,14 @@
 #ifndef PGBT_REPORT_READER_H
 #define PGBT_REPORT_READER_H
 
-#include "buf.h"
-#include "err.h"
+#include "ident.h"
 #include "spec.h"
 #include "store.h"
 
+#include "lib/common/buf.h"
+#include "lib/common/err.h"
+
 #include <stdio.h>
-
-#define RP_MAX_PARAMS 16
-
-/* Who printed the JSON: the script and the server. */
-struct rp_ident {
-	char script[64];
-	char params[RP_MAX_PARAMS][2][64];   /* name, value */
-	int nparams;
-	long postmaster;
-	int port;
-	char datadir[4096];
-};
 
 typedef int rp_spec_loader(void *ctx, const char *script, struct rp_spec *ret,
 			   struct pgbt_err *err);
@@ -69,11 +59,6 @@ int rp_reader_quiet(struct rp_reader *r, struct pgbt_err *err);
 int rp_reader_end(struct rp_reader *r, struct pgbt_err *err);
 /* Drops what is pending, and the textfile (its series end). */
 void rp_reader_free(struct rp_reader *r);
-
-/* Parses the identification line (without its newline); false if it is
- * not one. */
-bool rp_ident_parse(const char *line, struct rp_ident *ret);
-const char *rp_ident_param(const struct rp_ident *id, const char *name);
 
 /* The whole loop over fd, as pgbt-gen report runs it: lines of at most
  * 256 MiB, a report written as soon as its maps are all in. */

@@ -5,8 +5,8 @@
 #ifndef PGBT_REPORT_SPEC_H
 #define PGBT_REPORT_SPEC_H
 
-#include "err.h"
-#include "template.h"
+#include "lib/common/err.h"
+#include "lib/template/template.h"
 
 #include <stdbool.h>
 

@@ -3,7 +3,7 @@
 #ifndef PGBT_REPORT_TEXT_H
 #define PGBT_REPORT_TEXT_H
 
-#include "buf.h"
+#include "lib/common/buf.h"
 #include "spec.h"
 #include "store.h"
 

@@ -1,9 +1,9 @@
 #!/bin/sh
 # Wait event codes and the names users see, from a PostgreSQL source tree,
-# as layout facts (lib/layout.h) for the wait-event scripts.
+# as layout facts (lib/types/layout.h) for the wait-event scripts.
 #
 # USAGE: tools/wait-event-names.sh SRCDIR [LAYOUT]
-#          prints the facts; with LAYOUT (lib/layouts/MAJOR-waits.layout),
+#          prints the facts; with LAYOUT (lib/types/layouts/MAJOR-waits.layout),
 #          rewrites the part of LAYOUT after the "generated" marker and
 #          keeps the hand-written facts before it.
 #        tools/wait-event-names.sh --lwlocks [--ids] SRCDIR

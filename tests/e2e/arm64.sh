@@ -37,7 +37,7 @@ test_layouts() {
 		return 0
 	fi
 	mkdir -p "$dir"
-	cp "$PGBT_ROOT"/lib/layouts/*.layout "$dir/"
+	cp "$PGBT_ROOT"/lib/types/layouts/*.layout "$dir/"
 	# Tuplesortstate is tuplesort.c's own, in no header: from the source
 	# build-postgres.sh fetched, else left out by name.
 	srcs=("$PGBT_CACHE/src/pg$major/postgresql-$major"*/src/backend/utils/sort/tuplesort.c)
@@ -76,7 +76,7 @@ test_fact_per_machine() {
 	fi
 	for machine in aarch64 x86_64; do
 		mkdir -p "$E2E_TMP/planted-$machine"
-		cp "$PGBT_ROOT"/lib/layouts/*.layout "$E2E_TMP/planted-$machine/"
+		cp "$PGBT_ROOT"/lib/types/layouts/*.layout "$E2E_TMP/planted-$machine/"
 		printf '%s\n' "machine $machine" "member VariableCacheData nextXid 16 8" \
 			>>"$E2E_TMP/planted-$machine/15.layout"
 		for other in "$arm:aarch64" "$x86:x86_64"; do
@@ -136,10 +136,10 @@ test_compiles() {
 		return 0
 	fi
 	# shellcheck disable=SC2046 # pkg-config's words
-	for f in "$PGBT_ROOT"/lib/*.c "$PGBT_ROOT"/report/*.c "$PGBT_ROOT"/gen/*.c; do
+	for f in "$PGBT_ROOT"/lib/*/*.c "$PGBT_ROOT"/report/*.c "$PGBT_ROOT"/gen/*.c; do
 		"$CROSS_CC" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-format-truncation \
-			-Wno-stringop-truncation -fsyntax-only -iquote "$PGBT_ROOT/lib" \
-			-iquote "$PGBT_ROOT/report" -iquote "$PGBT_ROOT/gen" $(pkg-config --cflags libelf libdw libpq 2>/dev/null) \
+			-Wno-stringop-truncation -fsyntax-only -iquote "$PGBT_ROOT" \
+			$(pkg-config --cflags libelf libdw libpq 2>/dev/null) \
 			-DPGBT_VERSION='"test"' "$f" 2>>"$E2E_TMP/cross.err" || bad="$bad ${f##*/}"
 	done
 	check_eq "pgbt-gen's C compiles for aarch64 ($(head -n 3 "$E2E_TMP/cross.err" | tr '\n' ' '))" "${bad:-none}" none

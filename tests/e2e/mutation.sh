@@ -70,7 +70,7 @@ planted_layout_caught() {
 	check_contains "$what was planted in $file" "$(cat "$layouts/$file")" "$needle"
 	got=$(run_with "$(wrapper --layouts-dir "$layouts")" "$test" "$leg")
 	check_eq "$what is caught by $test on ${leg%%/*} ($got)" "$(verdict "$got")" caught
-	cp "$PGBT_ROOT/lib/layouts/$file" "$layouts/"
+	cp "$PGBT_ROOT/lib/types/layouts/$file" "$layouts/"
 }
 
 if why=$(pg_build_missing 15); then
@@ -80,7 +80,7 @@ fi
 
 layouts=$E2E_TMP/layouts scripts=$E2E_TMP/scripts
 mkdir -p "$layouts" "$scripts"
-cp "$PGBT_ROOT"/lib/layouts/*.layout "$layouts/"
+cp "$PGBT_ROOT"/lib/types/layouts/*.layout "$layouts/"
 cp -r "$PGBT_ROOT"/scripts/. "$scripts/"
 
 # Control: the unchanged copies, through the same wrapper.

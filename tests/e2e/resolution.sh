@@ -338,7 +338,7 @@ test_layouts_from_headers() {
 	# are left out here, by name (the live e2e tests check them).
 	local private=Tuplesortstate dir=$E2E_TMP/layouts-headers$major
 	mkdir -p "$dir"
-	cp "$PGBT_ROOT"/lib/layouts/*.layout "$dir/"
+	cp "$PGBT_ROOT"/lib/types/layouts/*.layout "$dir/"
 	sed -i "/^member $private /d" "$dir/$major"*.layout
 	skip "layout $major against its server headers: $private's facts (tuplesort.c's own, in no header)"
 	out=$("$PGBT_GEN" --layouts-dir "$dir" check-layouts --bin "$E2E_TMP/types$major" 2>&1) || rc=$?
@@ -392,7 +392,7 @@ test_found_static() {
 	check_contains "stripped 13: types from the 13 layout" "$out" \
 		"// types:      pgbt's built-in layout for PostgreSQL 13"
 	mkdir -p "$E2E_TMP/wrong13"
-	cp "$PGBT_ROOT"/lib/layouts/*.layout "$E2E_TMP/wrong13/"
+	cp "$PGBT_ROOT"/lib/types/layouts/*.layout "$E2E_TMP/wrong13/"
 	sed -i 's/^member PgBackendStatus st_procpid 4 4$/member PgBackendStatus st_procpid 8 4/' \
 		"$E2E_TMP/wrong13/13-waits.layout"
 	out=$("$PGBT_GEN" --layouts-dir "$E2E_TMP/wrong13" -p "$CL_PID" slow-queries 2>"$E2E_TMP/err") || rc=$?

@@ -1,8 +1,8 @@
-/* libFuzzer target: an ELF file (lib/elfimg.c) and its USDT notes
- * (lib/usdt.c). The input is written to a memory file and opened by path,
+/* libFuzzer target: an ELF file (lib/found/elfimg.c) and its USDT notes
+ * (lib/found/usdt.c). The input is written to a memory file and opened by path,
  * as pgbt-gen opens a server binary. */
-#include "elfimg.h"
-#include "usdt.h"
+#include "lib/found/elfimg.h"
+#include "lib/found/usdt.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
-/* libFuzzer target: the layout file parser (lib/layout.c) on any text. */
-#include "layout.h"
+/* libFuzzer target: the layout file parser (lib/types/layout.c) on any text. */
+#include "lib/types/layout.h"
 
 #include <stdint.h>
 

@@ -4,9 +4,9 @@
  * to /dev/null, and the Prometheus text of the whole trace is made.
  * Seeds: tests/unit/report/ and captures of the other scripts
  * (tests/fuzz/seeds.sh). */
-#include "embedded.h"
-#include "prom.h"
-#include "reader.h"
+#include "lib/common/embedded.h"
+#include "report/prom.h"
+#include "report/reader.h"
 
 #include <stdint.h>
 #include <stdio.h>

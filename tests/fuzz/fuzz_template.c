@@ -1,11 +1,11 @@
-/* libFuzzer target: load a template with its fragments (lib/template_include.c),
+/* libFuzzer target: load a template with its fragments (lib/template/template_include.c),
  * ask its needs, and render it for an offline target (a stripped fixture:
  * types from the built-in layout, no process).
  *
  * Input: the template's text, then each fragment after a line
  * "%%% NAME" (pgbt_template_load asks for fragments by NAME). The
  * template's name is the one its header gives (" * NAME<tab>summary"). */
-#include "template.h"
+#include "lib/template/template.h"
 
 #include <stdint.h>
 #include <stdio.h>

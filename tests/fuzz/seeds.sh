@@ -23,7 +23,7 @@ for t in scripts/*.bt; do
 	sed 's/{{ *\(postmaster\.pid\|shmem\.base\|[&*][^}]*\|backend([^}]*\) *}}/1/g' \
 		"$out" >"${out%.bt}.offline.bt"
 done
-cp lib/layouts/*.layout "$dir/layout/"
+cp lib/types/layouts/*.layout "$dir/layout/"
 cp tests/unit/report/*.json "$dir/report/"
 for f in fake_postgres.stripped usdt_probes.stripped usdt_probes; do
 	cp "$fixtures/$f" "$dir/elf/$f"

@@ -5,8 +5,8 @@
 #define PGBT_TEST_READELF_H
 
 #include "check.h"
-#include "elfimg.h"
-#include "usdt.h"
+#include "lib/found/elfimg.h"
+#include "lib/found/usdt.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,10 +1,10 @@
-/* lib/dwarf.c against the compiler: build/fixtures/layouts --print lists
+/* lib/types/dwarf.c against the compiler: build/fixtures/layouts --print lists
  * offsetof/sizeof/enumerator values as gcc computed them, and every line
  * must match what the DWARF gives. Then the ways debug info is found
  * (separate file by .gnu_debuglink and by build-id, none at all), and a
  * PostgreSQL 17 build when one exists, with timings. */
 #include "check.h"
-#include "dwarf.h"
+#include "lib/types/dwarf.h"
 
 #include <limits.h>
 #include <stdarg.h>

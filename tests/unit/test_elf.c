@@ -4,7 +4,7 @@
  * build-ids come from readelf, a parser independent of libelf. */
 #include "check.h"
 #include "files.h"
-#include "elfimg.h"
+#include "lib/found/elfimg.h"
 #include "readelf.h"
 
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* lib/gdb_types.c against the compiler: every line build/fixtures/layouts
+/* lib/types/gdb_types.c against the compiler: every line build/fixtures/layouts
  * --print lists (offsets, sizes, a global's type, enumerators, as gcc
  * computed them) must be gdb's answer too, as it is libdw's in
  * test_dwarf.c. Then the refusals: one line naming the fact and gdb's
@@ -8,10 +8,10 @@
  * where gdb or a build is not there. */
 #include "check.h"
 #include "files.h"
-#include "gdb_types.h"
-#include "layout.h"
-#include "machine.h"
-#include "target.h"
+#include "lib/types/gdb_types.h"
+#include "lib/types/layout.h"
+#include "lib/found/machine.h"
+#include "lib/target/target.h"
 
 #include <stdio.h>
 #include <stdlib.h>

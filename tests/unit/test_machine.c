@@ -1,10 +1,10 @@
 /* What pgbt knows to differ between machines: their names, the registers
  * a template's {{ caller }} and {{ ip }} become, the watchpoint scripts
  * refused where a watchpoint fires before the write, and the layouts'
- * offsets kept per machine (lib/machine.c, lib/layout.c). */
+ * offsets kept per machine (lib/found/machine.c, lib/types/layout.c). */
 #include "check.h"
-#include "layout.h"
-#include "machine.h"
+#include "lib/types/layout.h"
+#include "lib/found/machine.h"
 
 #include <elf.h>
 #include <string.h>

@@ -1,9 +1,9 @@
-/* Tests for lib/proc.c against a live fixture (build/fixtures/shm_tree: a
+/* Tests for lib/found/proc.c against a live fixture (build/fixtures/shm_tree: a
  * process with a shared anonymous region, a pointer to it in a global, and
  * two children) and against a fake /proc tree (PGBT_PROC_ROOT) for maps
  * parsing and PostgreSQL process-tree discovery. Run from the repo root. */
 #include "check.h"
-#include "proc.h"
+#include "lib/found/proc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -118,7 +118,7 @@ static void fixture_stop(struct fixture *f)
 		waitpid(f->children[i], NULL, 0);
 }
 
-/* A symbol's value from `nm` (lib/elfimg.c is tested elsewhere). */
+/* A symbol's value from `nm` (lib/found/elfimg.c is tested elsewhere). */
 static uint64_t nm_symbol(const char *path, const char *name)
 {
 	char cmd[PATH_MAX + 32], line[512], sym[256], type;

@@ -6,11 +6,11 @@
  * input refused in one line. Run from the top of the tree. */
 #include "check.h"
 #include "files.h"
-#include "input.h"
-#include "jsonl.h"
-#include "prom.h"
-#include "reader.h"
-#include "table.h"
+#include "report/input.h"
+#include "report/jsonl.h"
+#include "report/prom.h"
+#include "report/reader.h"
+#include "report/table.h"
 
 #include <dirent.h>
 #include <json-c/json.h>

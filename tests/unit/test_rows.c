@@ -1,10 +1,10 @@
-/* Tests of rows from outside the binary (lib/rows.c) and of the template
+/* Tests of rows from outside the binary (lib/found/rows.c) and of the template
  * loops and conditions over them: {{for R in relations limit N}},
  * {{if connected}}, with a fake relation list instead of a database, on
  * the fake server fixture opened offline. */
 #include "check.h"
-#include "rows.h"
-#include "template.h"
+#include "lib/found/rows.h"
+#include "lib/template/template.h"
 
 #include <stdlib.h>
 

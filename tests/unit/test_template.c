@@ -3,9 +3,9 @@
  * DWARF, offline from the built-in layout (stripped copy), and live from a
  * running copy named "postgres" whose addresses it prints itself. */
 #include "check.h"
-#include "cpus.h"
-#include "hwbp.h"
-#include "template.h"
+#include "lib/found/cpus.h"
+#include "lib/found/hwbp.h"
+#include "lib/template/template.h"
 
 #include <elf.h>
 #include <signal.h>

@@ -4,7 +4,7 @@
 #include "check.h"
 #include "files.h"
 #include "readelf.h"
-#include "usdt.h"
+#include "lib/found/usdt.h"
 
 #include <stdint.h>
 #include <stdlib.h>
