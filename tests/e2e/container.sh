@@ -69,12 +69,15 @@ bt_start "$E2E_TMP/xe.bt" "$E2E_TMP/xe.out"
 { echo "select pg_backend_pid();"; for _ in $(seq "$K"); do echo "select pg_current_xact_id();"; done
   echo "select pg_sleep(1);"; } | ct_psql >"$E2E_TMP/session.out" &
 session=$!
-for ((i = 0; i < 100; i++)); do (($(wc -l <"$E2E_TMP/session.out") > K)) && break; sleep 0.05; done
-out=$(cat "$E2E_TMP/session.out")
-nspid=$(head -n1 <<<"$out")
-xids=$(sed -n "2,$((K + 1))p" <<<"$out")
+# Its host PID read as soon as it names itself, while its XIDs and sleep
+# keep it alive (a busy CI took over 5 s to see all its lines, and the
+# session had ended by then).
+for ((i = 0; i < 400; i++)); do [[ $(head -n1 "$E2E_TMP/session.out") =~ ^[0-9]+$ ]] && break; sleep 0.05; done
+nspid=$(head -n1 "$E2E_TMP/session.out")
 hostpid=$(pgbt_host_pid "$postmaster" "$nspid")
 wait "$session"
+out=$(cat "$E2E_TMP/session.out")
+xids=$(sed -n "2,$((K + 1))p" <<<"$out")
 sleep 0.5
 bt_stop
 check_eq "the container's $K XIDs under its pg_backend_pid() $nspid, each carrying XID + 1" \
