@@ -14,6 +14,13 @@
 # side by side (downloads beside configure runs), at most PGBT_FRESH_JOBS
 # at once (default 4); the results are printed in order.
 #
+# A root or a configure run whose inputs are all as they were when it last
+# passed here (the set-up's scripts, the host's installed packages, the
+# suite's signed index or the fetched source) is not made again: it would
+# end the same way. Its line says so ("same inputs as proven DATE", from
+# $PGBT_CACHE/fresh-proven); a fresh machine, or any change, makes it.
+# The downloads are made every time.
+#
 # A source (or package) the registry no longer serves is an unavailable
 # build (exit 3 of build-postgres.sh, embedded-postgres.sh or
 # debian-arm64.sh, its tests skipped by name), not a failure.
@@ -60,7 +67,8 @@ report() {
 		fi
 		read -r rc secs <"$cache/step$i.rc" || { rc=1 secs=0; }
 		if ((rc == 0)); then
-			printf 'fresh: ok    %-44s %4d s\n' "${whats[i]}" "$secs"
+			printf 'fresh: ok    %-44s %4d s%s\n' "${whats[i]}" "$secs" \
+				"$(sed -n 's/^fresh: \(same inputs as proven .*\)/  (\1)/p' "$cache/step$i.log" | head -n 1)"
 		elif ((rc == 3)); then
 			printf 'fresh: skip  %-44s %4d s  (%s)\n' "${whats[i]}" "$secs" "$(tail -n 1 "$cache/step$i.log")"
 		else
@@ -71,6 +79,55 @@ report() {
 	done
 	printf 'fresh: %d s in all\n' $((SECONDS - start))
 	return "$failed"
+}
+
+# Proven runs: "KEY DATE WHAT" a line, in the real cache.
+proven=$real/fresh-proven
+
+# A key for the inputs named by FILEs and the host's installed packages.
+inputs_key() {
+	{ cat "$@"; dpkg-query -W -f '${Package} ${Version}\n'; } | sha256sum | cut -c1-16
+}
+
+# proven_or KEY WHAT CMD...: says when KEY was proven, or runs CMD and,
+# when it passes, records KEY as proven now.
+proven_or() {
+	local key=$1 what=$2 when; shift 2
+	when=$(awk -v k="$key" '$1 == k { w = $2 } END { print w }' "$proven" 2>/dev/null) || true
+	if [[ -n $when ]]; then
+		echo "fresh: same inputs as proven $when"
+		return 0
+	fi
+	"$@" || return
+	echo "$key $(date -u +%Y-%m-%dT%H:%MZ) $what" >>"$proven"
+}
+
+debian_mirror() {
+	local m
+	m=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | grep -v security | head -n1)
+	[[ -n $m ]] || m=$(awk '/^deb /{print $2; exit}' /etc/apt/sources.list 2>/dev/null)
+	echo "$m"
+}
+
+# root_step SUITE CMD...: CMD, unless SUITE's signed index (fetched now), the
+# set-up's scripts and the host's packages are as when it last passed.
+root_step() {
+	local suite=$1 index=$cache/$1.InRelease; shift
+	if ! curl -fsSL -o "$index" "$(debian_mirror)/dists/$suite/InRelease"; then
+		"$@"
+		return
+	fi
+	proven_or "$(inputs_key "$index" "$here/debian-root.sh" "$here/check-fresh.sh")" "root $suite" "$@"
+}
+
+# configure_step NAME: fetches NAME's source, then configures it unless the
+# source, the set-up's scripts and the host's packages are as when it last
+# passed.
+configure_step() {
+	local major=${1%%-*} files
+	env PGBT_BUILD_UNTIL=source "$here/build-postgres.sh" "$1" || return
+	files=("$cache/src/pg$major"/*.orig.tar.* "$here/build-postgres.sh" "$here/check-fresh.sh" "$here"/*.patch)
+	proven_or "$(inputs_key "${files[@]}")" "configure $1" env PGBT_BUILD_UNTIL=configure "$here/build-postgres.sh" "$1"
 }
 
 # sid's bpftrace --version; unavailable (exit 3, as debian-root.sh) when
@@ -96,16 +153,15 @@ trixie_root() { "$here/debian-root.sh" trixie && "$cache/bin/bpftrace-trixie" --
 # 18-waitprobes configures as 18 does: its source, fetched by the 18 step
 # first (they share it), must take its patch.
 pg18_both() {
-	PGBT_BUILD_UNTIL=configure "$here/build-postgres.sh" 18 &&
-		PGBT_BUILD_UNTIL=source "$here/build-postgres.sh" 18-waitprobes
+	configure_step 18 && PGBT_BUILD_UNTIL=source "$here/build-postgres.sh" 18-waitprobes
 }
 
 step "host packages download" - host_packages
-step "trixie root (bpftrace 0.23, postgresql-17)" root-trixie/.pgbt-root trixie_root
-step "sid root (bpftrace as Debian unstable has it)" root-sid/.pgbt-root sid_root
-step "bullseye root (postgresql-13)" root-bullseye/.pgbt-root "$here/debian-root.sh" bullseye
+step "trixie root (bpftrace 0.23, postgresql-17)" root-trixie/.pgbt-root root_step trixie trixie_root
+step "sid root (bpftrace as Debian unstable has it)" root-sid/.pgbt-root root_step sid sid_root
+step "bullseye root (postgresql-13)" root-bullseye/.pgbt-root root_step bullseye "$here/debian-root.sh" bullseye
 for b in 13 15 17; do
-	step "PostgreSQL $b: source, configure" "pg$b" env PGBT_BUILD_UNTIL=configure "$here/build-postgres.sh" "$b"
+	step "PostgreSQL $b: source, configure" "pg$b" configure_step "$b"
 done
 step "PostgreSQL 18 and 18-waitprobes: source, patch, configure" pg18 pg18_both
 for m in 14 16; do
