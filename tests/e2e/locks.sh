@@ -54,25 +54,35 @@ contention() {
 	wait "$c_job"
 	PID_C=$(head -n1 "$E2E_TMP/c.out")
 
-	# G holds ACCESS EXCLUSIVE on d; H, I and J wait for it, and their
-	# waits end with errors: lock_timeout, statement_timeout, a cancel.
+	# G holds ACCESS EXCLUSIVE on d; I, H and J wait for it, in turn, and
+	# their waits end with errors: statement_timeout, lock_timeout, a
+	# cancel. (All three at once, a busy CI started them so far apart that
+	# H's 300 ms were over before J waited.) G holds until the test
+	# creates table GO.
+	local go=go_g$RANDOM
 	session_bg "$E2E_TMP/g.out" <<-SQL
 	begin;
 	lock table d in access exclusive mode;
-	$(hold_until_waited "relation = 'd'::regclass" 0.6)
+	do \$\$ begin
+	  while not exists (select 1 from pg_class where relname = '$go') loop
+	    perform pg_sleep(0.01);
+	  end loop;
+	end \$\$;
 	commit;
 	SQL
 	local g_job=$!
 	wait_for "select count(*) from pg_locks where relation = 'd'::regclass and mode = 'AccessExclusiveLock' and granted"
-	session_bg "$E2E_TMP/h.out" <<<"set lock_timeout = '300ms'; select count(*) from d;"
-	local h_job=$!
 	session_bg "$E2E_TMP/i.out" <<<"set statement_timeout = '400ms'; select count(*) from d;"
-	local i_job=$!
+	wait $! || true
+	session_bg "$E2E_TMP/h.out" <<<"set lock_timeout = '300ms'; select count(*) from d;"
+	wait $! || true
 	session_bg "$E2E_TMP/j.out" <<<"select count(*) as j from d;"
 	local j_job=$!
-	wait_for "select (count(*) = 3)::int from pg_locks where relation = 'd'::regclass and not granted"
+	wait_for "select count(*) from pg_locks where relation = 'd'::regclass and not granted"
 	cl_psql -c "select pg_cancel_backend(pid) from pg_stat_activity where query like '%as j from d%' and pid <> pg_backend_pid()" >/dev/null
-	wait "$h_job" || true; wait "$i_job" || true; wait "$j_job" || true; wait "$g_job"
+	wait "$j_job" || true
+	cl_psql -c "create table $go ()" >/dev/null
+	wait "$g_job"
 	PID_G=$(head -n1 "$E2E_TMP/g.out"); PID_H=$(head -n1 "$E2E_TMP/h.out")
 	PID_I=$(head -n1 "$E2E_TMP/i.out"); PID_J=$(head -n1 "$E2E_TMP/j.out")
 	check_contains "$LEG: H hit lock_timeout" "$(cat "$E2E_TMP/h.out")" "canceling statement due to lock timeout"
