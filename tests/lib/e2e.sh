@@ -598,7 +598,8 @@ _bt_perf_fds() {
 
 bt_recursion_misses() {
 	local pid=${1:-$BT_PID}
-	awk '$1 == "recursion_misses:" { n += $2 } END { print n + 0 }' "/proc/$pid"/fdinfo/* 2>/dev/null
+	# (0 for a bpftrace that has exited: awk finds no fdinfo to read)
+	awk '$1 == "recursion_misses:" { n += $2 } END { print n + 0 }' "/proc/$pid"/fdinfo/* 2>/dev/null || echo 0
 }
 
 bt_probe_runs() {
