@@ -81,6 +81,25 @@ query_id() {
 	cl_psql -c "select query_id from pg_stat_activity where pid = $1"
 }
 
+# The query_id of statement TEXT, as EXPLAIN VERBOSE gives it (the same
+# for every run of TEXT: constants do not count). pg_stat_activity shows
+# it only while the session lives, and a busy CI read it after S's psql
+# had ended.
+explained_query_id() {
+	cl_psql -c "explain (verbose, costs off) $1" | sed -n 's/^ *Query Identifier: *//p'
+}
+
+# Checks that pg_stat_activity showed WHO's query_id PSA as EXPLAIN gives
+# it, WANT, when it was read in time (PSA empty: the session had ended).
+check_psa_query_id() {
+	local who=$1 psa=$2 want=$3
+	if [[ -n $psa ]]; then
+		check_eq "$LEG: $who's query_id in pg_stat_activity is EXPLAIN's" "$psa" "$want"
+	else
+		echo "$LEG: $who's query_id: its session had ended before pg_stat_activity was read" >&2
+	fi
+}
+
 test_leg() {
 	# Query IDs: so that waits-by-query by=queryid has IDs to show.
 	# shellcheck disable=SC2046 # query_id_guc: one word or none
@@ -283,9 +302,16 @@ test_leg() {
 	done
 	if [[ -n $qids ]]; then
 		out=$E2E_TMP/waits-by-queryid.out
-		check_near "$LEG: by queryid: S's ms in Timeout:PgSleep" "$(id_ms "$out" "$s_qid" Timeout:PgSleep)" 500 "$TOL_MS"
-		check_near "$LEG: by queryid: B's ms in Lock:transactionid" "$(id_ms "$out" "$b_qid" Lock:transactionid)" "$b_ms" "$b_tol"
-		check_near "$LEG: by queryid: C's ms in Lock:advisory" "$(id_ms "$out" "$c_qid" Lock:advisory)" "$c_ms" "$c_tol"
+		local s_id b_id c_id
+		s_id=$(explained_query_id "select pg_sleep(0.5) /* waits-e2e */")
+		b_id=$(explained_query_id "update wt set v = v + 1 where id = 1 /* waits-e2e */")
+		c_id=$(explained_query_id "select pg_advisory_lock(42) /* waits-e2e */")
+		check_psa_query_id S "$s_qid" "$s_id"
+		check_psa_query_id B "$b_qid" "$b_id"
+		check_psa_query_id C "$c_qid" "$c_id"
+		check_near "$LEG: by queryid: S's ms in Timeout:PgSleep" "$(id_ms "$out" "$s_id" Timeout:PgSleep)" 500 "$TOL_MS"
+		check_near "$LEG: by queryid: B's ms in Lock:transactionid" "$(id_ms "$out" "$b_id" Lock:transactionid)" "$b_ms" "$b_tol"
+		check_near "$LEG: by queryid: C's ms in Lock:advisory" "$(id_ms "$out" "$c_id" Lock:advisory)" "$c_ms" "$c_tol"
 	fi
 	for f in waits-by-query waits-by-query-64 ${qids:+waits-by-queryid}; do
 		check_empty "$LEG: $f: no bpftrace errors" \
