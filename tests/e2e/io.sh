@@ -12,8 +12,9 @@
 #   - a CHECKPOINT after an insert, with log_checkpoints: "sync files=N"
 #     exactly the script's successful fsyncs (relation and SLRU files),
 #     "wrote N buffers" the checkpointer's block writes (at most 1% fewer), "longest"
-#     (ms, truncated) the script's longest fsync within 3 ms (its own
-#     timing holds the call and any preemption around it);
+#     (ms, truncated) the script's longest fsync within 3 ms, or the
+#     checkpointer's run-queue wait through the checkpoint if longer (the
+#     server's timing holds the call and any preemption around it);
 #   - slow_ms: a request line for an operation exactly when its longest
 #     request reached 1 ms, each at least 1 ms; fsync lines under the
 #     checkpointer's PID as pg_stat_activity shows it (in the container
@@ -54,7 +55,14 @@ test_leg() {
 		grep -A1 "Seq Scan on big" | grep "Buffers:")
 	read=$(sed -n 's/.* read=\([0-9]*\).*/\1/p' <<<"$plan")
 	written=$(sed -n 's/.* written=\([0-9]*\).*/\1/p' <<<"$plan")
+	# The checkpointer's run-queue wait (ns) through the checkpoint: a
+	# preemption between the server's clock reads and the call counts in
+	# its "longest", not in the script's.
+	local hck rq0 rq1
+	hck=$(cl_host_pid "$ckpt")
+	rq0=$(awk '{ print $2 }' "/proc/$hck/schedstat")
 	cl_psql -c "checkpoint"
+	rq1=$(awk '{ print $2 }' "/proc/$hck/schedstat")
 	sleep 0.3
 	bt_stop
 
@@ -85,9 +93,13 @@ test_leg() {
 	done
 	# The server times each call from just before it to just after (a
 	# preemption there counts: up to 2 ms more than the call seen once
-	# in 40 legs); its "longest" is truncated to ms.
-	check_eq "$LEG: longest fsync ($((max_us / 1000)) ms), the checkpoint's longest (${longest:-?} ms) within -1..+3 ms" \
-		"$((max_us / 1000 <= ${longest:--9} + 1 && max_us / 1000 >= ${longest:--9} - 3))" 1
+	# in 40 legs; 4 ms in a CI whose CPUs were busy); its "longest" is
+	# truncated to ms. Short by 3 ms at most, then, or by the
+	# checkpointer's run-queue wait through the checkpoint if longer.
+	local rq_ms=$(((rq1 - rq0 + 999999) / 1000000)) short=3
+	((rq_ms > short)) && short=$rq_ms
+	check_eq "$LEG: longest fsync ($((max_us / 1000)) ms), the checkpoint's longest (${longest:-?} ms) within -$short..+1 ms (run queue: $rq_ms ms)" \
+		"$((max_us / 1000 <= ${longest:--9} + 1 && max_us / 1000 >= ${longest:--9} - short))" 1
 
 	# Request lines: TIME PID KIND (one or two words) OP MS ...; as "PID
 	# OP MS" here.
