@@ -83,10 +83,13 @@ test_leg() {
 	# Never more; under load a few fewer (4 of 3785 once in CI on 18): a
 	# uprobe whose BPF program the kernel skipped leaves no trace in
 	# bpftrace's output. At most 1% short, then.
-	local cw
+	# Or fewer by no more than the runs the kernel counted as skipped
+	# (recursion_misses): 81 of 3663 short (2%) once in a busy CI, whether
+	# by skips is not confirmed.
+	local cw skipped=${_BT_MISSES[$BT_PID]:-0}
 	cw=$(map_sum "$out" write_blocks checkpointer)
-	check_eq "$LEG: the checkpointer's block writes ($cw), the buffers it wrote ($wrote), at most 1% fewer" \
-		"$((cw <= ${wrote:-0} && cw * 100 >= ${wrote:-0} * 99))" 1
+	check_eq "$LEG: the checkpointer's block writes ($cw), the buffers it wrote ($wrote), at most 1% fewer or $skipped skipped runs" \
+		"$((cw <= ${wrote:-0} && (cw * 100 >= ${wrote:-0} * 99 || cw + skipped >= ${wrote:-0})))" 1
 	local max_us=0 v
 	for v in $(awk 'index($0, "@fsync_max_us[checkpointer") == 1 || index($0, "@slru_fsync_max_us[") == 1 { print $NF }' "$out"); do
 		((v > max_us)) && max_us=$v
