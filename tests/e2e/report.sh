@@ -85,7 +85,7 @@ test_leg() {
 	bt_attached "${pids[@]}" || { cluster_stop; return 0; }
 
 	# S: its PID, a CPU burn, four sleeps of 0.5 s, a marker; then Q.
-	local sout=$E2E_TMP/s.out spid hpid cpu0 cpu1
+	local sout=$E2E_TMP/s.out spid hpid cpu0 cpu1 rq0 rq1
 	rm -f "$E2E_TMP/s.end"
 	{
 		echo "select pg_backend_pid();"
@@ -101,9 +101,11 @@ test_leg() {
 	for _ in $(seq 100); do spid=$(head -n 1 "$sout"); [[ $spid =~ ^[0-9]+$ ]] && break; sleep 0.05; done
 	hpid=$(cl_host_pid "$spid")
 	cpu0=$(awk '{ print $1 }' "/proc/$hpid/schedstat")
+	rq0=$(awk '{ print $2 }' "/proc/$hpid/schedstat")
 	wait_sql "select count(*) from pg_stat_activity where pid = $spid and state = 'idle'
 		and query = 'select ''done'';'" 1 || fail "$LEG: S did not finish its statements in 30 s"
 	cpu1=$(awk '{ print $1 }' "/proc/$hpid/schedstat")
+	rq1=$(awk '{ print $2 }' "/proc/$hpid/schedstat")
 	{
 		for _ in $(seq 20); do echo "select pg_sleep(0.02);"; done
 		echo "select pg_sleep(0.3);"
@@ -182,7 +184,16 @@ test_leg() {
 	else
 		check_eq "$LEG: waits: ... 26 of them" "$got" 26
 	fi
-	check_eq "$LEG: waits: ... p99 under the 524288 us bound" "$(jqv "$sel | .p99" "$j")" 0.524288
+	# S's 0.5 s sleeps end in [256K, 512K) us, unless S waited 24.3 ms or
+	# more for a CPU after them (the script counts that wait too): its
+	# run-queue time through them (schedstat) says whether it may have.
+	local p99 rq_us=$(((rq1 - rq0) / 1000))
+	p99=$(jqv "$sel | .p99" "$j")
+	if ((rq_us >= 24288)) && [[ $p99 == 1.048576 ]]; then
+		pass "$LEG: waits: ... p99 at the 1048576 us bound: S waited $rq_us us for a CPU"
+	else
+		check_eq "$LEG: waits: ... p99 under the 524288 us bound (S's run queue: $rq_us us)" "$p99" 0.524288
+	fi
 	local psel=".tables[] | select(.name == \"by_pid\") | .rows[] | select(.keys.pid == \"$spid\")"
 	local sleep_s cpu_s total_s share
 	sleep_s=$(jqv "$psel | select(.keys.event == \"Timeout:PgSleep\") | .sum" "$j")
