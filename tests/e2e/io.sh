@@ -49,6 +49,7 @@ test_leg() {
 	local log0
 	log0=$(wc -l <"$CL_LOG")
 	bt_start "$E2E_TMP/io.bt" "$out" || { cluster_stop; return 0; }
+	local bt=$BT_PID
 
 	local plan read written
 	plan=$(cl_psql -c "explain (analyze, buffers, costs off, timing off) select count(*) from big" |
@@ -86,7 +87,7 @@ test_leg() {
 	# Or fewer by no more than the runs the kernel counted as skipped
 	# (recursion_misses): 81 of 3663 short (2%) once in a busy CI, whether
 	# by skips is not confirmed.
-	local cw skipped=${_BT_MISSES[$BT_PID]:-0}
+	local cw skipped=${_BT_MISSES[$bt]:-0}
 	cw=$(map_sum "$out" write_blocks checkpointer)
 	check_eq "$LEG: the checkpointer's block writes ($cw), the buffers it wrote ($wrote), at most 1% fewer or $skipped skipped runs" \
 		"$((cw <= ${wrote:-0} && (cw * 100 >= ${wrote:-0} * 99 || cw + skipped >= ${wrote:-0})))" 1
