@@ -296,7 +296,12 @@ test_no_report() {
 	sleep 0.5
 	bt_stop
 	grep '^{' "$E2E_TMP/checkpoints.out" >"$E2E_TMP/checkpoints.json"
-	expect_bad "$LEG: checkpoints' JSON (no report)" "$E2E_TMP/checkpoints.json" "no report"
+	# A server in its own PID namespace (ct*): the script's @host_pid map
+	# comes before any line that names a script (checkpoints prints
+	# none), and the reader stops there, saying so.
+	local why="no report"
+	grep -q '"@host_pid"' "$E2E_TMP/checkpoints.json" && why="@host_pid before the script's first line"
+	expect_bad "$LEG: checkpoints' JSON (no report)" "$E2E_TMP/checkpoints.json" "$why"
 	cluster_stop
 }
 
