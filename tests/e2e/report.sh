@@ -100,12 +100,10 @@ test_leg() {
 	local s_bg=$!
 	for _ in $(seq 100); do spid=$(head -n 1 "$sout"); [[ $spid =~ ^[0-9]+$ ]] && break; sleep 0.05; done
 	hpid=$(cl_host_pid "$spid")
-	cpu0=$(awk '{ print $1 }' "/proc/$hpid/schedstat")
-	rq0=$(awk '{ print $2 }' "/proc/$hpid/schedstat")
+	read -r cpu0 rq0 _ <"/proc/$hpid/schedstat"
 	wait_sql "select count(*) from pg_stat_activity where pid = $spid and state = 'idle'
 		and query = 'select ''done'';'" 1 || fail "$LEG: S did not finish its statements in 30 s"
-	cpu1=$(awk '{ print $1 }' "/proc/$hpid/schedstat")
-	rq1=$(awk '{ print $2 }' "/proc/$hpid/schedstat")
+	read -r cpu1 rq1 _ <"/proc/$hpid/schedstat"
 	{
 		for _ in $(seq 20); do echo "select pg_sleep(0.02);"; done
 		echo "select pg_sleep(0.3);"
