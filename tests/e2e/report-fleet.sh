@@ -10,7 +10,7 @@
 #     backends, 2.0 s +-5%, in its server's series (port, datadir), and 4
 #     in pgbt_wait_duration_seconds_count, histogram_quantile(0.5) in
 #     their log2 bucket (0.262144 to 0.524288 s); 25 XIDs of a session exactly in
-#     pgbt_xids_total under its PID (where hardware watchpoints fire);
+#     pgbt_xids_total under its PID;
 #   - a reader racing the writer (reading the .prom file as fast as it
 #     can for every report) never sees a file promtool rejects;
 #   - the file is gone once the trace ends, and node_exporter says so.
@@ -70,9 +70,6 @@ race_reader() {
 }
 
 test_leg() {
-	# asked before xid-rate takes a debug register
-	local wp=0
-	watchpoints_fire && wp=1
 	cluster_start "$LEG_BUILD"
 	render waits waits interval=1 || { cluster_stop; return 0; }
 	render xid-rate xid-rate interval=1 || { cluster_stop; return 0; }
@@ -119,11 +116,8 @@ test_leg() {
 	check_eq "$LEG: PromQL: their median ($q50) in the bucket of 0.262144 to 0.524288 s" \
 		"$(awk -v q="${q50:-0}" 'BEGIN { print (q > 0.262144 && q <= 0.524288) }')" 1
 	check_eq "$LEG: PromQL: the series carry the data directory" "$((${dir:-0} >= 1))" 1
-	if ((wp)); then
-		check_eq "$LEG: PromQL: X's XIDs, exactly" "${xids:-none}" 25
-	else
-		skip "$LEG: PromQL of XIDs: $WATCHPOINTS_WHY"
-	fi
+	# (xid-rate's via=auto: the uprobe, on every machine)
+	check_eq "$LEG: PromQL: X's XIDs, exactly" "${xids:-none}" 25
 
 	bt_stop "${pids[@]}"
 	local r

@@ -228,23 +228,17 @@ test_leg() {
 	for pid in "${bts[@]}"; do misses+=" $(bt_recursion_misses "$pid")"; done
 	echo "$LEG: recursion misses of the seven scripts:$misses" >&2
 	# interval=1 reports at least twice before the end (a short workload
-	# on a busy machine gave one): 2.5 s since all attached, then until a
-	# new report is out and 300 ms more, 20 s at most. The stop falls
-	# between two reports: bpftrace drops what is still queued when its
-	# SIGINT comes, and a report whose clear() it dropped would be counted
-	# again by the end report (as CI saw: interval=1's four sums doubled).
-	local iv=$E2E_TMP/waits-interval.out n seen=-1 t_new=
+	# on a busy machine gave one): 2.5 s since all attached, 20 s at most;
+	# then it stops just after a report (bt_stop_after_reports says why).
+	local iv=$E2E_TMP/waits-interval.out n others=()
 	while (($(now_ms) - t_attached < 20000)); do
 		n=$(grep -c 'wait events in the last 1 s' "$iv" || true)
-		if ((n != seen)); then
-			((seen < 0)) || t_new=$(now_ms)
-			seen=$n
-		fi
-		(($(now_ms) - t_attached >= 2500 && n >= 2)) && [[ -n $t_new ]] &&
-			(($(now_ms) - t_new >= 300)) && break
+		(($(now_ms) - t_attached >= 2500 && n >= 2)) && break
 		sleep 0.05
 	done
-	bt_stop "${bts[@]}"
+	for pid in "${bts[@]}"; do [[ $pid == "$bt_interval" ]] || others+=("$pid"); done
+	bt_stop "${others[@]}"
+	bt_stop_after_reports 'wait events in the last 1 s' "$bt_interval"
 
 	local out=$E2E_TMP/waits.out
 	check_near "$LEG: S: ms in Timeout:PgSleep" "$(ms_of @wait_us_by_pid "$out" "$s_pid" Timeout:PgSleep)" 500 "$TOL_MS"

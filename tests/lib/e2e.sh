@@ -109,6 +109,9 @@
 #                            PID: BT_PID. The wait grows with the probes
 #                            attached (see bt_stop); the failure says how
 #                            long it waited and what bpftrace was doing.
+#   bt_stop_after_reports PATTERN PID...
+#                            bt_stop for bpftraces with interval reports,
+#                            each 300 ms after its next report (see there).
 #   wait_sql SQL [WANT]      waits up to 30 s for SQL (cl_psql, the current
 #                            cluster) to print WANT (default 1); returns 1
 #                            if it never does.
@@ -610,21 +613,65 @@ bt_probe_runs() {
 }
 
 bt_stop() {
-	local pids=("$@") pid probes=0
+	local pids=("$@") pid
 	((${#pids[@]})) || pids=("$BT_PID")
 	[[ -n ${pids[0]} ]] || { fail "bt_stop: no bpftrace running (bt_start first)"; return 0; }
-	# All are signalled first, so they detach side by side; each waits as
-	# long as the probes of all of them take.
-	for pid in "${pids[@]}"; do probes=$((probes + ${_BT_PROBES[$pid]:-0})); done
-	local -A t0=() fds0=()
-	for pid in "${pids[@]}"; do
-		_BT_MISSES[$pid]=$(bt_recursion_misses "$pid")
-		fds0[$pid]=$(_bt_perf_fds "$pid")
-		t0[$pid]=$(date +%s%N)
-		kill -INT "$pid" 2>/dev/null || true
+	# All are signalled first, so they detach side by side.
+	for pid in "${pids[@]}"; do _bt_signal "$pid"; done
+	_bt_stop_wait_all "${pids[@]}"
+}
+
+# bt_stop_after_reports PATTERN PID...: bpftraces that report at an
+# interval, each signalled 300 ms after its next report began (a new line
+# matching PATTERN in its output; 5 s at most), then waited for as
+# bt_stop does. bpftrace drops what is still queued when its SIGINT
+# comes: a stop between a report's print() and its clear() has the end
+# report count that report's figures again (CI saw a wal interval
+# counted twice, waits' four sums doubled).
+bt_stop_after_reports() {
+	local pattern=$1 pid n; shift
+	local -A n0=() t_new=()
+	local pending=("$@") left t0
+	t0=$(now_ms)
+	for pid in "$@"; do n0[$pid]=$(grep -c -- "$pattern" "${_BT_OUT[$pid]}" || true); done
+	while ((${#pending[@]})); do
+		left=()
+		for pid in "${pending[@]}"; do
+			if [[ -z ${t_new[$pid]:-} ]]; then
+				n=$(grep -c -- "$pattern" "${_BT_OUT[$pid]}" || true)
+				((n > n0[$pid])) && t_new[$pid]=$(now_ms)
+			fi
+			if (($(now_ms) - t0 >= 5000)) ||
+				{ [[ -n ${t_new[$pid]:-} ]] && (($(now_ms) - t_new[$pid] >= 300)); }; then
+				_bt_signal "$pid"
+			else
+				left+=("$pid")
+			fi
+		done
+		pending=("${left[@]}")
+		sleep 0.05
 	done
-	for pid in "${pids[@]}"; do
-		_bt_stop_wait "$pid" "${t0[$pid]}" "${fds0[$pid]}" "$probes"
+	_bt_stop_wait_all "$@"
+}
+
+# SIGINT to bpftrace PID, with what _bt_stop_wait needs to know.
+declare -gA _BT_T0=() _BT_FDS0=()
+_bt_signal() {
+	local pid=$1
+	_BT_MISSES[$pid]=$(bt_recursion_misses "$pid")
+	_BT_FDS0[$pid]=$(_bt_perf_fds "$pid")
+	_BT_T0[$pid]=$(date +%s%N)
+	kill -INT "$pid" 2>/dev/null || true
+}
+
+# Each signalled bpftrace waited for as long as the probes of all of them
+# take to detach.
+_bt_stop_wait_all() {
+	local pid probes=0
+	for pid in "$@"; do probes=$((probes + ${_BT_PROBES[$pid]:-0})); done
+	for pid in "$@"; do
+		_bt_stop_wait "$pid" "${_BT_T0[$pid]}" "${_BT_FDS0[$pid]}" "$probes"
+		unset "_BT_T0[$pid]" "_BT_FDS0[$pid]"
 	done
 	return 0
 }
