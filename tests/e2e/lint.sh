@@ -13,7 +13,8 @@
 # run two at a time (they are CPU-bound and time nothing); a program that
 # differs from one already compiled by the same bpftrace only in PIDs,
 # addresses and (without USDT) the binary's path takes that one's result
-# (same_key), about half of them. A rendering on
+# (same_key), about half of them; one compiled clean in an earlier run
+# is not compiled again (LINT_CACHE). A rendering on
 # a hardware watchpoint (via=watchpoint) is rendered and compiled whether
 # or not this machine's watchpoints fire (tests/lib/e2e.sh exports
 # PGBT_WATCHPOINT_CHECK=off).
@@ -105,13 +106,15 @@ JOBS=()
 # The same program, for the compiler: renderings for two servers differ in
 # numbers bpftrace only carries (the postmaster's and a backend's PID,
 # addresses, and the offsets, sizes and enumerators of the server's
-# build: every number is one) and, for uprobes, in the binary's path. One
+# build: every number is one), the cluster's directory (a report's
+# header names it; the same length each time) and, for uprobes, in the
+# binary's path. One
 # of each such set is compiled, per bpftrace; the others take its result.
 # A program with USDT probes keeps its path: bpftrace reads their
 # arguments from the binary. An integer parameter at its bound
 # (KEEP_NUMBERS set) keeps its numbers: its value can change the code
 # LLVM makes.
-declare -A SAME=() SAME_AS=()
+declare -A SAME=() SAME_AS=() KEY_OF=()
 KEEP_NUMBERS=
 same_key() {
 	local out=$1 backend=$2 bin=$CL_BIN numbers='s/\b[0-9][0-9]*\b/N/g'
@@ -120,10 +123,33 @@ same_key() {
 	{
 		echo "$PGBT_BPFTRACE"
 		sed -e '/^[[:space:]]*\/\//d' -e '/^\/\*/,/^ \*\//d' "$out" |
-			sed -e "s|$bin/|BIN/|g" -e "s/\b$CL_PID\b/PM/g" ${backend:+-e "s/\b$backend\b/BE/g"} \
+			sed -e "s|$bin/|BIN/|g" -e "s|$CL_DIR/|CLUSTER/|g" -e "s/\b$CL_PID\b/PM/g" ${backend:+-e "s/\b$backend\b/BE/g"} \
 				-e 's/0x[0-9a-f]\{9,\}/ADDR/g' -e "$numbers"
 	} | sha1sum | cut -c1-16
 }
+
+# Programs bpftrace compiled clean in an earlier run are not compiled
+# again (a compile is ~1 s of CPU, and most renderings do not change
+# between runs): a file in $LINT_CACHE named by the program's same_key,
+# the bpftrace (its --version and its root's package list, so a new
+# bpftrace or LLVM compiles all again), the kernel, and the code of
+# bt_compile and same_key. Only clean results are kept: a program that
+# failed is compiled every time. PGBT_LINT_CACHE=off compiles all.
+LINT_CACHE=$PGBT_CACHE/lint-clean
+declare -A TOOLCHAIN=() FROM_CACHE=()
+toolchain_id() {
+	local p=$PGBT_BPFTRACE status=/var/lib/dpkg/status
+	[[ -z ${TOOLCHAIN[$p]:-} ]] || return 0
+	[[ $p == "$PGBT_CACHE"/bin/bpftrace-* ]] && status=$PGBT_CACHE/root-${p##*-}/var/lib/dpkg/status
+	TOOLCHAIN[$p]=$({
+		"$p" --version 2>&1
+		uname -r
+		sha1sum <"$status"
+		declare -f bt_compile same_key
+	} | sha1sum | cut -c1-16)
+}
+# (toolchain_id first: a $(...) would forget what it learned)
+cache_file() { echo "$LINT_CACHE/$1-${TOOLCHAIN[$PGBT_BPFTRACE]}"; }
 
 lint_and_compile() {
 	local out=$1 backend=$2 compile=$3
@@ -134,12 +160,18 @@ lint_and_compile() {
 queue() {
 	local out=$1 label=$2 backend=${3:-} key compiled compile=1
 	key=$(same_key "$out" "$backend")
+	toolchain_id
 	compiled=${SAME[$key]:-}
 	if [[ -z $compiled ]]; then
 		SAME[$key]=$out SAME_AS[$out]="$LEG: $label" compiled=$out
+		if [[ ${PGBT_LINT_CACHE:-on} != off && -e $(cache_file "$key") ]]; then
+			compile= FROM_CACHE[$out]=1
+			: >"$out.cc"
+		fi
 	else
 		compile=
 	fi
+	KEY_OF[$out]=$key
 	JOBS+=("$out"$'\t'"$label"$'\t'"$compiled")
 	jobs_run lint_and_compile "$out" "$backend" "$compile"
 }
@@ -152,8 +184,13 @@ check_queued() {
 		IFS=$'\t' read -r out label compiled <<<"$job"
 		same=
 		[[ $compiled == "$out" ]] || same=" (compiled as the same program: ${SAME_AS[$compiled]})"
+		[[ -z ${FROM_CACHE[$compiled]:-} ]] || same+=" (clean in an earlier run: same program, bpftrace, kernel)"
 		check_empty "$LEG: $label keeps to the portable subset" "$(cat "$out.lint")"
 		check_empty "$LEG: $label compiles without a word on stderr$same" "$(cat "$compiled.cc")"
+		if [[ $compiled == "$out" && -z ${FROM_CACHE[$out]:-} && ! -s $out.cc ]]; then
+			mkdir -p "$LINT_CACHE"
+			: >"$(cache_file "${KEY_OF[$out]}")"
+		fi
 	done
 	JOBS=()
 }
