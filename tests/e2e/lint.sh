@@ -131,20 +131,22 @@ same_key() {
 # Programs bpftrace compiled clean in an earlier run are not compiled
 # again (a compile is ~1 s of CPU, and most renderings do not change
 # between runs): a file in $LINT_CACHE named by the program's same_key,
-# the bpftrace (its --version and its root's package list, so a new
-# bpftrace or LLVM compiles all again), the kernel, and the code of
+# the bpftrace (its --version and the versions of its root's bpftrace,
+# LLVM, libbpf, libelf and libc packages), the kernel, and the code of
 # bt_compile and same_key. Only clean results are kept: a program that
 # failed is compiled every time. PGBT_LINT_CACHE=off compiles all.
 LINT_CACHE=$PGBT_CACHE/lint-clean
 declare -A TOOLCHAIN=() FROM_CACHE=()
 toolchain_id() {
-	local p=$PGBT_BPFTRACE status=/var/lib/dpkg/status
+	local p=$PGBT_BPFTRACE admin=/var/lib/dpkg
 	[[ -z ${TOOLCHAIN[$p]:-} ]] || return 0
-	[[ $p == "$PGBT_CACHE"/bin/bpftrace-* ]] && status=$PGBT_CACHE/root-${p##*-}/var/lib/dpkg/status
+	[[ $p == "$PGBT_CACHE"/bin/bpftrace-* ]] && admin=$PGBT_CACHE/root-${p##*-}/var/lib/dpkg
 	TOOLCHAIN[$p]=$({
 		"$p" --version 2>&1
 		uname -r
-		sha1sum <"$status"
+		# the packages bpftrace compiles and loads with
+		dpkg-query --admindir="$admin" -W -f '${Package} ${Version}\n' |
+			grep -E '^(bpftrace|libllvm[0-9]+|libclang-cpp[0-9]+|libclang1-[0-9]+|libbpf1|libbpfcc|libelf1(t64)?|libdw1(t64)?|libc6) '
 		declare -f bt_compile same_key
 	} | sha1sum | cut -c1-16)
 }
