@@ -59,9 +59,8 @@ apt_dir=$cache/apt
 mkdir -p "$apt_dir/lists/partial" "$cache/src"
 exec {apt_lock}>"$cache/apt.lock"
 flock "$apt_lock"
-mirror=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | grep -v security | head -n1)
-[ -n "$mirror" ] || mirror=$(awk '/^deb /{print $2; exit}' /etc/apt/sources.list 2>/dev/null)
-[ -n "$mirror" ] || { echo "build-postgres: no Debian mirror configured in /etc/apt" >&2; exit 1; }
+source "$(dirname "$0")/debian-mirror.sh"
+mirror=$(debian_mirror build-postgres) || exit 1
 for s in bullseye bookworm trixie sid; do
   echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $s main"
 done > "$apt_dir/sources.list.new"

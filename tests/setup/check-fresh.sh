@@ -102,22 +102,17 @@ proven_or() {
 	echo "$key $(date -u +%Y-%m-%dT%H:%MZ) $what" >>"$proven"
 }
 
-debian_mirror() {
-	local m
-	m=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | grep -v security | head -n1)
-	[[ -n $m ]] || m=$(awk '/^deb /{print $2; exit}' /etc/apt/sources.list 2>/dev/null)
-	echo "$m"
-}
+source "$(dirname "$0")/debian-mirror.sh"
 
 # root_step SUITE CMD...: CMD, unless SUITE's signed index (fetched now), the
 # set-up's scripts and the host's packages are as when it last passed.
 root_step() {
 	local suite=$1 index=$cache/$1.InRelease; shift
-	if ! curl -fsSL -o "$index" "$(debian_mirror)/dists/$suite/InRelease"; then
+	if ! curl -fsSL -o "$index" "$(debian_mirror check-fresh)/dists/$suite/InRelease"; then
 		"$@"
 		return
 	fi
-	proven_or "$(inputs_key "$index" "$here/debian-root.sh" "$here/check-fresh.sh")" "root $suite" "$@"
+	proven_or "$(inputs_key "$index" "$here/debian-root.sh" "$here/debian-mirror.sh" "$here/check-fresh.sh")" "root $suite" "$@"
 }
 
 # configure_step NAME: fetches NAME's source, then configures it unless the
@@ -126,7 +121,7 @@ root_step() {
 configure_step() {
 	local major=${1%%-*} files
 	env PGBT_BUILD_UNTIL=source "$here/build-postgres.sh" "$1" || return
-	files=("$cache/src/pg$major"/*.orig.tar.* "$here/build-postgres.sh" "$here/check-fresh.sh" "$here"/*.patch)
+	files=("$cache/src/pg$major"/*.orig.tar.* "$here/build-postgres.sh" "$here/debian-mirror.sh" "$here/check-fresh.sh" "$here"/*.patch)
 	proven_or "$(inputs_key "${files[@]}")" "configure $1" env PGBT_BUILD_UNTIL=configure "$here/build-postgres.sh" "$1"
 }
 

@@ -40,9 +40,8 @@ if [ -x "$dest/bin/postgres" ] && [ -f "$marker" ] && grep -qxF "packages $packa
   echo "$dest"; exit 0
 fi
 
-mirror=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | grep -v security | head -n1)
-[ -n "$mirror" ] || mirror=$(awk '/^deb /{print $2; exit}' /etc/apt/sources.list 2>/dev/null)
-[ -n "$mirror" ] || { echo "debian-arm64: no Debian mirror configured in /etc/apt" >&2; exit 1; }
+source "$(dirname "$0")/debian-mirror.sh"
+mirror=$(debian_mirror debian-arm64) || exit 1
 apt_dir=$cache/apt-arm64
 mkdir -p "$apt_dir/lists/partial" "$cache/arm64"
 # One major at a time: they share the package lists (check-fresh.sh runs

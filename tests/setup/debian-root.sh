@@ -55,9 +55,8 @@ fi
 
 command -v debootstrap >/dev/null || {
   echo "debian-root: debootstrap is not installed (tests/setup/install-deps.sh installs it)" >&2; exit 1; }
-mirror=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | grep -v security | head -n1)
-[ -n "$mirror" ] || mirror=$(awk '/^deb /{print $2; exit}' /etc/apt/sources.list 2>/dev/null)
-[ -n "$mirror" ] || { echo "debian-root: no Debian mirror configured in /etc/apt" >&2; exit 1; }
+source "$(dirname "$0")/debian-mirror.sh"
+mirror=$(debian_mirror debian-root) || exit 1
 
 echo "debian-root: debootstrap $suite with $packages into $root" >&2
 rm -rf "$root.new"
