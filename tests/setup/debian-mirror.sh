@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the set-up scripts: debian_mirror WHO prints the Debian
 # mirror this host's apt uses (deb822 sources first, then the one-line
 # format), or says on stderr, as WHO, that there is none and returns 1.
