@@ -175,9 +175,9 @@ test_leg() {
 
 	# S: pg_sleep, named while it sleeps.
 	pgbt_bg cl_psql -c "select pg_sleep(0.5) /* waits-e2e */"
-	local s_bg=$BG_PID s_pid
-	s_pid=$(waiting_pid "select pg_sleep(0.5) /* waits-e2e */")
-	check_eq "$LEG: pg_stat_activity names S's wait" "$(psa_wait "$s_pid" Timeout:PgSleep)" Timeout:PgSleep
+	local s_bg=$BG_PID s_pid s_wait
+	read -r s_pid s_wait < <(waiting_pid_wait "select pg_sleep(0.5) /* waits-e2e */")
+	check_eq "$LEG: pg_stat_activity names S's wait" "$s_wait" Timeout:PgSleep
 	local s_qid b_qid c_qid
 	[[ -z $qids ]] || s_qid=$(query_id "$s_pid")
 	wait "$s_bg" || true

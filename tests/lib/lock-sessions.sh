@@ -32,14 +32,24 @@ hold_until_waited() {
 # The PID of the backend running a query that starts with PREFIX, once
 # it is waiting (5 s at most).
 waiting_pid() {
-	local prefix=$1 pid= i
+	local pid
+	read -r pid _ < <(waiting_pid_wait "$1")
+	echo "$pid"
+}
+
+# ... and "Class:Name" of that wait, from the same look: a short wait
+# (S's 0.5 s sleep) can be over before a second query (CI: on a busy
+# machine, a container's psql came after it).
+waiting_pid_wait() {
+	local prefix=$1 row= i
 	for ((i = 0; i < 100; i++)); do
-		pid=$(cl_psql -c "select pid from pg_stat_activity where query like '$prefix%'
+		row=$(cl_psql -c "select pid || ' ' || wait_event_type || ':' || wait_event
+			from pg_stat_activity where query like '$prefix%'
 			and wait_event is not null and pid <> pg_backend_pid() limit 1")
-		[[ -n $pid ]] && break
+		[[ -n $row ]] && break
 		sleep 0.05
 	done
-	echo "$pid"
+	echo "$row"
 }
 
 # "Class:Name" of PID's current wait in pg_stat_activity, polled until it
