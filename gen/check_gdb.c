@@ -1,5 +1,5 @@
-/* --check-with gdb: every fact in a rendered script's provenance block
- * (live addresses, enumerators, member offsets, type sizes) asked of gdb
+/* --check-with gdb: every fact the rendering resolved (live addresses,
+ * enumerators, member offsets, type sizes: its provenance block) asked of gdb
  * attached to the process it was read from, one batch per process, and
  * compared. gdb is a second, independent reader of the same debug info
  * and memory: a user about to put a watchpoint on a production server can
@@ -65,86 +65,82 @@ static void add_exprs(struct fact *f, const char *e)
 	expand(f, "", e);
 }
 
-/* One provenance line ("&G->m = 0x..", "NAME = 0x.. (DWARF)",
- * "offsetof(T, m) = N (DWARF)", "sizeof(T) = N (DWARF)",
- * "backend($pid, *G) = 0x.. (read in backend PID N)", and "*G = 0x.. (read
- * in backend PID N)" inside it) as a fact to ask;
- * false for lines that state no such fact. */
-static bool parse_fact(const char *line, pid_t postmaster, struct fact *f)
+/* A fact the rendering resolved (&G->m, *G, backend($p, EXPR), and the
+ * offsets, sizes and enumerators DWARF gave) as one to ask gdb; false for
+ * those gdb cannot check (built-in layout facts: it has no types for them;
+ * sums and the builtins: derived from facts it checks). */
+static bool fact_of(const struct pgbt_resolved_fact *x, pid_t postmaster, struct fact *f)
 {
-	char lhs[192], rhs[64], rest[96] = "", t[192], m[96];
-	const char *eq = strstr(line, " = ");
-	int pid;
+	const char *e = x->expr, *nl = strchr(x->line, '\n');
+	char t[192], m[96];
 
-	if (!eq || (size_t)(eq - line) >= sizeof(lhs))
-		return false;
 	memset(f, 0, sizeof(*f));
-	snprintf(f->line, sizeof(f->line), "%s", line);
-	snprintf(lhs, sizeof(lhs), "%.*s", (int)(eq - line), line);
-	if (sscanf(eq + 3, "%63s %95[^\n]", rhs, rest) < 1)
-		return false;
-	f->want = strtoull(rhs, NULL, 0);
-	f->pid = postmaster;
-	if (sscanf(lhs, "backend($pid, %191[^\n]", t) == 1 &&
-	    sscanf(rest, "(read in backend PID %d)", &pid) == 1) {
-		t[strlen(t) - 1] = '\0';         /* the closing ')' */
-		f->pid = pid;
+	if (!nl || strncmp(x->line, "//   ", 5) != 0)
+		return false;   /* said once, under an earlier reading */
+	snprintf(f->line, sizeof(f->line), "%.*s", (int)(nl - x->line - 5), x->line + 5);
+	f->want = strtoull(x->value, NULL, 0);
+	f->pid = x->pid ? x->pid : postmaster;
+	switch (x->kind) {
+	case PGBT_RESOLVED_IN_BACKEND: {
+		const char *comma = strchr(e, ','), *close = strrchr(e, ')');
+		if (!comma || !close || close < comma)
+			return false;
+		comma += 1 + strspn(comma + 1, " ");
+		snprintf(t, sizeof(t), "%.*s", (int)(close - comma), comma);
 		add_exprs(f, t[0] == '*' ? t + 1 : t);
 		return true;
 	}
-	if ((rest[0] == '\0' || sscanf(rest, "(read in backend PID %d)", &pid) == 1) &&
-	    (lhs[0] == '&' || lhs[0] == '*')) {
-		/* pgbt's *G is the pointer stored in G: gdb's G; read inside
-		   backend(), it is that process's */
-		if (rest[0])
-			f->pid = pid;
-		add_exprs(f, lhs[0] == '*' ? lhs + 1 : lhs);
+	case PGBT_RESOLVED_ADDRESS:
+	case PGBT_RESOLVED_POINTER:
+		/* pgbt's *G is the pointer stored in G: gdb's G */
+		add_exprs(f, e[0] == '*' ? e + 1 : e);
 		return true;
+	case PGBT_RESOLVED_OFFSET:
+	case PGBT_RESOLVED_SIZE:
+	case PGBT_RESOLVED_ENUMERATOR:
+		if (strcmp(x->how, "DWARF") != 0)
+			return false;
+		break;
+	default:
+		return false;
 	}
-	if (strcmp(rest, "(DWARF)") != 0)
-		return false;   /* layout facts: gdb has no types to check them with */
-	if (sscanf(lhs, "offsetof(%95[^,], %95[^)])", t, m) == 2) {
+	if (sscanf(e, "offsetof(%95[^,], %95[^)])", t, m) == 2) {
 		snprintf(f->expr[0], sizeof(f->expr[0]), "(long)&((%s *)0)->%s", t, m);
 		snprintf(f->expr[1], sizeof(f->expr[1]), "(long)&((struct %s *)0)->%s", t, m);
 		f->nexpr = 2;
 		return true;
 	}
-	if (sscanf(lhs, "sizeof(%95[^)])", t) == 1) {
+	if (sscanf(e, "sizeof(%95[^)])", t) == 1) {
 		snprintf(f->expr[0], sizeof(f->expr[0]), "sizeof(%s)", t);
 		snprintf(f->expr[1], sizeof(f->expr[1]), "sizeof(struct %s)", t);
 		f->nexpr = 2;
 		return true;
 	}
-	if (isupper((unsigned char)lhs[0]) && strspn(lhs, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
-	    strlen(lhs)) {
-		snprintf(f->expr[0], sizeof(f->expr[0]), "(long)%s", lhs);
+	if (isupper((unsigned char)e[0]) && strspn(e, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
+	    strlen(e)) {
+		snprintf(f->expr[0], sizeof(f->expr[0]), "(long)%s", e);
 		f->nexpr = 1;
 		return true;
 	}
 	return false;
 }
 
-/* The facts of text's provenance lines ("//   " and a fact, not the
- * indented detail lines under them), each once. */
-static int collect(const char *text, pid_t postmaster, struct facts *ret, struct pgbt_err *err)
+/* The facts of the rendering to ask gdb, each once. */
+static int collect(const struct pgbt_resolved *rs, pid_t postmaster, struct facts *ret,
+		   struct pgbt_err *err)
 {
 	ret->v = calloc(MAX_FACTS, sizeof(*ret->v));
 	ret->n = 0;
 	if (!ret->v)
 		return pgbt_fail(err, "out of memory");
-	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-		const char *nl = strchr(p, '\n');
-		char line[300];
+	for (size_t i = 0; i < rs->n; i++) {
 		struct fact f;
 		bool dup = false;
 
-		if (strncmp(p, "//   ", 5) != 0 || p[5] == ' ')
+		if (!fact_of(&rs->v[i], postmaster, &f))
 			continue;
-		snprintf(line, sizeof(line), "%.*s", (int)((nl ? nl : p + strlen(p)) - p - 5), p + 5);
-		if (!parse_fact(line, postmaster, &f))
-			continue;
-		for (int i = 0; i < ret->n && !dup; i++)
-			dup = strcmp(ret->v[i].line, f.line) == 0;
+		for (int j = 0; j < ret->n && !dup; j++)
+			dup = strcmp(ret->v[j].line, f.line) == 0;
 		if (dup)
 			continue;
 		if (ret->n == MAX_FACTS)
@@ -197,8 +193,8 @@ static int add_provenance_line(char **text, const char *line, struct pgbt_err *e
 	return 0;
 }
 
-int cli_check_with_gdb(const struct pgbt_target *t, bool strict, char **text,
-		       struct pgbt_err *err)
+int cli_check_with_gdb(const struct pgbt_target *t, const struct pgbt_resolved *rs, bool strict,
+		       char **text, struct pgbt_err *err)
 {
 	struct facts fs;
 	struct timespec t0, t1;
@@ -210,7 +206,7 @@ int cli_check_with_gdb(const struct pgbt_target *t, bool strict, char **text,
 	if (!t->pid)
 		return pgbt_fail(err, "--check-with gdb needs a running server (-p or -D), not --bin");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (collect(*text, t->pid, &fs, err) < 0)
+	if (collect(rs, t->pid, &fs, err) < 0)
 		goto out;
 	for (int i = 0; i < fs.n; i++) {
 		bool asked = false;

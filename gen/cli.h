@@ -67,10 +67,10 @@ int cli_list(const struct cli *cli);
 void cli_needs_text(const struct pgbt_needs *n, char *out, size_t len);
 /* pgbt-gen help SCRIPT (help.c). */
 int cli_help(const struct cli *cli);
-/* The facts of a rendered script's provenance asked of gdb (check_gdb.c);
- * on success a line saying so joins the provenance block in *text. */
-int cli_check_with_gdb(const struct pgbt_target *t, bool strict, char **text,
-		       struct pgbt_err *err);
+/* The facts the rendering resolved (rs) asked of gdb (check_gdb.c); on
+ * success a line saying so joins the provenance block in *text. */
+int cli_check_with_gdb(const struct pgbt_target *t, const struct pgbt_resolved *rs, bool strict,
+		       char **text, struct pgbt_err *err);
 int cli_check_layouts(const struct cli *cli);
 
 /* pgbt-gen check-watchpoints: whether hardware watchpoints fire here (exit

@@ -96,6 +96,7 @@ int cli_render(const struct cli *cli, char **ret, struct cli_rendered *info,
 	struct pgbt_needs needs;
 	struct pgbt_bpftrace bt;
 	struct pgbt_catalog catalog = {0};
+	struct pgbt_resolved resolved = {0};
 	char *out = NULL;
 	int rc = -1;
 
@@ -131,9 +132,10 @@ int cli_render(const struct cli *cli, char **ret, struct cli_rendered *info,
 	     pgbt_template_add_rows(&tpl, &catalog.relations, err) < 0))
 		goto fail_target;
 	if (pgbt_template_run_pid(&tpl, &target, &info->run_pid, err) < 0 ||
-	    pgbt_template_render(&tpl, &target, &out, err) < 0)
+	    pgbt_template_render_resolved(&tpl, &target, &out, &resolved, err) < 0)
 		goto fail_target;
-	if (cli->check_with_gdb && cli_check_with_gdb(&target, cli->check_strict, &out, err) < 0)
+	if (cli->check_with_gdb &&
+	    cli_check_with_gdb(&target, &resolved, cli->check_strict, &out, err) < 0)
 		goto fail_target;
 	if (pgbt_machine_check_watchpoints(target.machine, tpl.name, out, err) < 0 ||
 	    check_watchpoints(tpl.name, out, err) < 0)
@@ -142,6 +144,7 @@ int cli_render(const struct cli *cli, char **ret, struct cli_rendered *info,
 	out = NULL;
 	rc = 0;
 fail_target:
+	pgbt_resolved_free(&resolved);
 	pgbt_catalog_free(&catalog);
 	pgbt_target_close(&target);
 fail_template:

@@ -90,7 +90,7 @@ static int pick_member(struct pgbt_eval *ev, const char *type, const char *spec,
 	return -1;
 }
 
-/* Adds a provenance entry once per distinct expression. */
+/* Whether a note was written before (and, if not, that it is now). */
 static bool seen(struct pgbt_eval *ev, const char *expr)
 {
 	for (size_t i = 0; i < ev->nseen; i++)
@@ -326,6 +326,8 @@ static int eval_bpftrace_cond(struct pgbt_eval *ev, const char *cond, bool *ret,
 static int eval_builtin(struct pgbt_eval *ev, const char *expr, char *out, size_t outlen,
 			struct pgbt_err *err)
 {
+	char how[PGBT_HOW_LEN + 256];
+
 	if (strcmp(expr, "report") == 0)
 		return eval_report_line(ev, out, outlen, err);
 	if (strcmp(expr, "postmaster.pid") == 0 || strcmp(expr, "datadir") == 0) {
@@ -367,10 +369,10 @@ static int eval_builtin(struct pgbt_eval *ev, const char *expr, char *out, size_
 			return pgbt_fail(err, "%s: {{ %s }}: postmaster %d has no shared mapping",
 					 ev->scope.where, expr, (int)ev->t->pid);
 		format_number(main->start, true, out, outlen);
-		if (!seen(ev, expr))
-			pgbt_buf_printf(&ev->prov, "//   %s = %s (the postmaster's largest shared "
-					"mapping, %" PRIu64 " kB of %s)\n", expr, out,
-					(main->end - main->start) / 1024, main->path[0] ? main->path : "anonymous memory");
+		snprintf(how, sizeof(how), "the postmaster's largest shared mapping, %" PRIu64
+			 " kB of %s", (main->end - main->start) / 1024,
+			 main->path[0] ? main->path : "anonymous memory");
+		pgbt_resolved_add(&ev->resolved, PGBT_RESOLVED_DERIVED, expr, out, how, 0, NULL);
 		return 0;
 	}
 	if (strcmp(expr, "cpus") == 0) {
@@ -381,9 +383,8 @@ static int eval_builtin(struct pgbt_eval *ev, const char *expr, char *out, size_
 		if (pgbt_cpus_possible(PGBT_CPUS_POSSIBLE, &n, list, sizeof(list), err) < 0)
 			return pgbt_fail_prefix(err, "%s: {{ %s }}", ev->scope.where, expr);
 		snprintf(out, outlen, "%u", n);
-		if (!seen(ev, expr))
-			pgbt_buf_printf(&ev->prov, "//   cpus = %u (CPU ids %s possible: %s)\n", n, list,
-					PGBT_CPUS_POSSIBLE);
+		snprintf(how, sizeof(how), "CPU ids %s possible: %s", list, PGBT_CPUS_POSSIBLE);
+		pgbt_resolved_add(&ev->resolved, PGBT_RESOLVED_DERIVED, expr, out, how, 0, NULL);
 		return 0;
 	}
 	if (strcmp(expr, "pg_pid") == 0) {
@@ -524,8 +525,7 @@ static int eval_sum(struct pgbt_eval *ev, const char *expr, char *out, size_t ou
 				 expr, plus + 1, rv);
 	format_number(a + b, strncmp(lv, "0x", 2) == 0 || strncmp(rv, "0x", 2) == 0,
 		      out, outlen);
-	if (!seen(ev, expr))
-		pgbt_buf_printf(&ev->prov, "//   %s = %s\n", expr, out);
+	pgbt_resolved_add(&ev->resolved, PGBT_RESOLVED_DERIVED, expr, out, "", 0, NULL);
 	return 0;
 }
 
@@ -558,8 +558,8 @@ static int eval_in_backend(struct pgbt_eval *ev, const char *expr, const char *a
 	ev->in_pid = (pid_t)pid;
 	rc = pgbt_eval(ev, comma + 1, out, outlen, err);
 	ev->in_pid = saved;
-	if (rc == 0 && !seen(ev, expr))
-		pgbt_buf_printf(&ev->prov, "//   %s = %s (read in backend PID %ld)\n", expr, out, pid);
+	if (rc == 0)
+		pgbt_resolved_add(&ev->resolved, PGBT_RESOLVED_IN_BACKEND, expr, out, "", (pid_t)pid, NULL);
 	return rc;
 }
 
@@ -768,8 +768,8 @@ static int eval_type_call(struct pgbt_eval *ev, const char *expr, char *out, siz
 	rc = eval_type_fn(ev, offset, args, &v, how, err);
 	if (rc == 0) {
 		format_number(v, false, out, outlen);
-		if (!seen(ev, expr))
-			pgbt_buf_printf(&ev->prov, "//   %s = %s (%s)\n", expr, out, how);
+		pgbt_resolved_add(&ev->resolved, offset ? PGBT_RESOLVED_OFFSET : PGBT_RESOLVED_SIZE, expr, out,
+			       how, 0, NULL);
 	}
 	free(args);
 	return rc;
@@ -777,6 +777,19 @@ static int eval_type_call(struct pgbt_eval *ev, const char *expr, char *out, siz
 
 static int eval_trimmed(struct pgbt_eval *ev, const char *expr, char *out, size_t outlen,
 			struct pgbt_err *err);
+
+/* A fact asked before in this rendering (read in pid): its value, without
+ * asking the target again. */
+static bool asked_before(struct pgbt_eval *ev, const char *expr, pid_t pid, char *out,
+			 size_t outlen)
+{
+	const char *v = pgbt_resolved_value(&ev->resolved, expr, pid);
+
+	if (!v)
+		return false;
+	snprintf(out, outlen, "%s", v);
+	return true;
+}
 
 int pgbt_eval(struct pgbt_eval *ev, const char *expr_in, char *out, size_t outlen,
 	      struct pgbt_err *err)
@@ -847,31 +860,29 @@ static int eval_trimmed(struct pgbt_eval *ev, const char *expr, char *out, size_
 	}
 	case K_ADDRESS:
 	case K_DEREF:
+		/* inside backend(): that process's value, not the postmaster's */
+		if (asked_before(ev, expr, ev->in_pid, out, outlen))
+			return 0;
 		rc = expr[0] == '&' ? eval_address(ev, expr, &v, &detail, err)
 				    : eval_deref(ev, expr, &v, &detail, err);
 		if (rc == 0) {
 			format_number(v, true, out, outlen);
-			if (!seen(ev, expr)) {
-				/* inside backend(): that process's value, not the postmaster's */
-				if (ev->in_pid)
-					pgbt_buf_printf(&ev->prov, "//   %s = %s (read in backend PID %d)\n",
-							expr, out, (int)ev->in_pid);
-				else
-					pgbt_buf_printf(&ev->prov, "//   %s = %s\n", expr, out);
-				if (detail.s)
-					pgbt_buf_add(&ev->prov, detail.s, detail.len);
-			}
+			pgbt_resolved_add(&ev->resolved, expr[0] == '&' ? PGBT_RESOLVED_ADDRESS : PGBT_RESOLVED_POINTER,
+				       expr, out, "", ev->in_pid, detail.s);
 		}
 		pgbt_buf_free(&detail);
 		return rc;
 	case K_TYPE_FN:
+		if (asked_before(ev, expr, 0, out, outlen))
+			return 0;
 		return eval_type_call(ev, expr, out, outlen, err);
 	case K_ENUMERATOR:
+		if (asked_before(ev, expr, 0, out, outlen))
+			return 0;
 		if (pgbt_target_enumerator(ev->t, expr, &sv, how, err) < 0)
 			return pgbt_fail_prefix(err, "%s: {{ %s }}", ev->scope.where, expr);
 		snprintf(out, outlen, sv < 0 ? "%" PRId64 : "0x%" PRIx64, sv);
-		if (!seen(ev, expr))
-			pgbt_buf_printf(&ev->prov, "//   %s = %s (%s)\n", expr, out, how);
+		pgbt_resolved_add(&ev->resolved, PGBT_RESOLVED_ENUMERATOR, expr, out, how, 0, NULL);
 		return 0;
 	case K_UNKNOWN:
 		break;
@@ -987,10 +998,12 @@ static bool watchpoints_fire(struct pgbt_eval *ev)
 						  : pgbt_hw_watchpoints_fire)(&why);
 	ev->watchpoints = fire + 2;
 	if (fire == 1)
-		pgbt_buf_printf(&ev->prov, "//   watchpoints = yes (a test watchpoint on a variable "
-				"of pgbt-gen's own fired)\n");
+		pgbt_resolved_add_line(&ev->resolved, PGBT_RESOLVED_MACHINE, "watchpoints",
+				    "//   watchpoints = yes (a test watchpoint on a variable "
+				    "of pgbt-gen's own fired)\n");
 	else
-		pgbt_buf_printf(&ev->prov, "//   watchpoints = no: %s\n", why.msg);
+		pgbt_resolved_add_line(&ev->resolved, PGBT_RESOLVED_MACHINE, "watchpoints",
+				    "//   watchpoints = no: %s\n", why.msg);
 	return fire == 1;
 }
 
@@ -1079,6 +1092,6 @@ void pgbt_eval_free(struct pgbt_eval *ev)
 	for (size_t i = 0; i < ev->nseen; i++)
 		free(ev->seen[i]);
 	ev->nseen = 0;
-	pgbt_buf_free(&ev->prov);
+	pgbt_resolved_free(&ev->resolved);
 	pgbt_buf_free(&ev->notes);
 }

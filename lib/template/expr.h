@@ -6,6 +6,7 @@
 
 #include "lib/found/bpftrace.h"
 #include "lib/common/buf.h"
+#include "lib/template/resolved.h"
 #include "lib/types/dwarf.h"
 #include "lib/common/err.h"
 #include "lib/found/rows.h"
@@ -55,10 +56,10 @@ struct pgbt_eval {
 					   inside backend(), else 0 (postmaster) */
 	const char *binary;             /* {{ binary }} when not t->path (the
 					   path under a backend's /proc root) */
-	struct pgbt_buf prov;           /* "//   EXPR = VALUE ..." lines */
+	struct pgbt_resolved resolved;        /* what was asked, for the provenance block */
 	struct pgbt_buf notes;          /* "// KEY: TEXT" lines of {{ note() }} */
 	int watchpoints;                /* watchpoint_test's answer + 2, once asked */
-	char *seen[PGBT_MAX_SEEN];      /* expressions already in prov */
+	char *seen[PGBT_MAX_SEEN];      /* notes already in notes */
 	size_t nseen;
 };
 

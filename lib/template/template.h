@@ -177,5 +177,10 @@ int pgbt_template_run_pid(const struct pgbt_template *tpl, struct pgbt_target *t
  * which bpftrace -p takes as it is. */
 int pgbt_template_render(const struct pgbt_template *tpl, struct pgbt_target *t,
 			 char **ret, struct pgbt_err *err);
+/* The same, and the facts it resolved (resolved.h) in *resolved, which
+ * the caller frees (pgbt_resolved_free). */
+int pgbt_template_render_resolved(const struct pgbt_template *tpl, struct pgbt_target *t,
+				  char **ret, struct pgbt_resolved *resolved,
+				  struct pgbt_err *err);
 
 #endif

@@ -152,9 +152,9 @@ static int render_rows_for(struct render *r, const struct pgbt_node *f, struct p
 			rows = r->tpl->tables[i];
 	if (rows) {
 		n = rows->nrows < max ? rows->nrows : max;
-		pgbt_buf_printf(&r->ev.prov, "//   %s: %zu of %zu rows (%s)%s\n", what, n,
-				rows->nrows, rows->origin,
-				n < rows->nrows ? "; the rest print as OIDs" : "");
+		pgbt_resolved_add_line(&r->ev.resolved, PGBT_RESOLVED_SET, what,
+				    "//   %s: %zu of %zu rows (%s)%s\n", what, n, rows->nrows,
+				    rows->origin, n < rows->nrows ? "; the rest print as OIDs" : "");
 	}
 	return render_rows(r, f, var, rows, n, out, err);
 }
@@ -177,7 +177,7 @@ static int render_strings_for(struct render *r, const struct pgbt_node *f,
 	/* 63: bpftrace's default string size, with its NUL */
 	if (pgbt_target_strings(r->ev.t, what, 63, &rows, how, err) < 0)
 		return pgbt_fail_prefix(err, "%s", r->where);
-	pgbt_buf_printf(&r->ev.prov, "//   strings(%s): %s\n", what, how);
+	pgbt_resolved_add_line(&r->ev.resolved, PGBT_RESOLVED_SET, source, "//   strings(%s): %s\n", what, how);
 	rc = render_rows(r, f, var, &rows, rows.nrows, out, err);
 	pgbt_rows_free(&rows);
 	return rc;
@@ -201,7 +201,8 @@ static int enum_lookup(struct render *r, const char *type, struct pgbt_enumerato
 		return pgbt_fail(err, "more than %d enumerations walked", ENUMS_SEEN_MAX);
 	if (pgbt_target_enum(r->ev.t, type, items, n, how, err) < 0)
 		return -1;
-	pgbt_buf_printf(&r->ev.prov, "//   enum(%s): %zu names (%s)\n", type, *n, how);
+	pgbt_resolved_add_line(&r->ev.resolved, PGBT_RESOLVED_SET, type, "//   enum(%s): %zu names (%s)\n",
+			    type, *n, how);
 	seen = &r->enums[r->nenums++];
 	snprintf(seen->type, sizeof(seen->type), "%s", type);
 	seen->items = *items;
@@ -404,9 +405,9 @@ static void provenance(struct render *r, struct pgbt_buf *b)
 	}
 	if (r->ev.notes.len)
 		pgbt_buf_add(b, r->ev.notes.s, r->ev.notes.len);
-	if (r->ev.prov.len) {
+	if (r->ev.resolved.n) {
 		pgbt_buf_printf(b, "// resolved:\n");
-		pgbt_buf_add(b, r->ev.prov.s, r->ev.prov.len);
+		pgbt_resolved_write(&r->ev.resolved, b);
 	}
 }
 
@@ -561,6 +562,13 @@ static void insert_run_line(const struct render *r, struct pgbt_buf *body, char 
 int pgbt_template_render(const struct pgbt_template *tpl, struct pgbt_target *t,
 			 char **ret, struct pgbt_err *err)
 {
+	return pgbt_template_render_resolved(tpl, t, ret, NULL, err);
+}
+
+int pgbt_template_render_resolved(const struct pgbt_template *tpl, struct pgbt_target *t,
+				  char **ret, struct pgbt_resolved *resolved,
+				  struct pgbt_err *err)
+{
 	struct render r = { .tpl = tpl, .ev = { .t = t }, .text = tpl->text };
 	struct pgbt_buf body = {0}, out = {0};
 	char *mark;
@@ -596,6 +604,10 @@ int pgbt_template_render(const struct pgbt_template *tpl, struct pgbt_target *t,
 	if (rc < 0)
 		pgbt_buf_free(&out);
 	pgbt_buf_free(&body);
+	if (rc == 0 && resolved) {
+		*resolved = r.ev.resolved;        /* handed over */
+		r.ev.resolved = (struct pgbt_resolved){0};
+	}
 	pgbt_eval_free(&r.ev);
 	for (size_t i = 0; i < r.nenums; i++)
 		free(r.enums[i].items);
