@@ -45,8 +45,8 @@ static void report_name(const struct rp_svg_x *x, int i, char *out, size_t len)
 
 static void open_svg(struct pgbt_buf *out, double height, const char *label)
 {
-	pgbt_buf_printf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %.0f %.0f\" "
-			"role=\"img\" aria-label=\"", WIDTH, height);
+	/* inline in HTML: the parser gives it the SVG namespace */
+	pgbt_buf_printf(out, "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"", WIDTH, height);
 	rp_html_escape(out, label);
 	pgbt_buf_printf(out, "\">\n");
 }
