@@ -234,7 +234,8 @@ static int bands_chart(struct pgbt_buf *out, const struct rp_page *p, int table,
 	}
 	if (extra) {
 		snprintf(names[n], sizeof(names[n]), "(%d more)", extra);
-		bands[n++] = (struct rp_svg_band){ .name = names[n - 1], .seconds = rest, .rest = true };
+		bands[n] = (struct rp_svg_band){ .name = names[n], .seconds = rest, .rest = true };
+		n++;
 	}
 	if (n) {
 		if (s->name && v->split_named)
@@ -316,7 +317,8 @@ static int heatmap_chart(struct pgbt_buf *out, const struct rp_page *p, int tabl
 				if (lo[b] == ser->hist[i].b[k].lo)
 					count[i * nb + b] += ser->hist[i].b[k].n;
 	row_name(v, r, name, sizeof(name));
-	chart_open(out, "heatmap", v, s, v->t->nkeys - (v->t->split >= 0) ? name : NULL);
+	/* a table without keys has one row: the figure needs no row name */
+	chart_open(out, "heatmap", v, s, v->t->nkeys > (v->t->split >= 0) ? name : NULL);
 	pgbt_buf_printf(out, "Each column is a report; each row a log2 bucket, labelled with its "
 			"upper bound; the darker, the more in it.</figcaption>\n");
 	rp_svg_heatmap(out, x, &(struct rp_svg_heat){ .lo = lo, .hi = hi, .nb = nb, .count = count,
