@@ -1,7 +1,8 @@
 /* Tests of pgbt-gen report --html (report/html.c, svg.c, history.c): the
  * captures of tests/unit/report/ (waits from bpftrace 0.17, 0.23, 0.27;
  * query-latency from 0.23; a synthetic waits with three intervals and an
- * event and data directory holding < & " ' >) read into the page and the
+ * event and data directory holding < & " ' >, and one of twelve like a
+ * pgbench run, the page docs/report.md shows) read into the page and the
  * JSON lines at once, and the page checked against the JSON: one band per
  * wait event of the client backends, the same numbers in the tables and
  * the charts, heatmap counts adding up to the histograms'. Also: escaping,
@@ -349,13 +350,14 @@ static void test_waits(const char *dir)
 	static const char *const files[] = {
 		"tests/unit/report/waits-bt0.17.json", "tests/unit/report/waits-bt0.23.json",
 		"tests/unit/report/waits-bt0.27.json", WAITS_SYNTHETIC,
+		"tests/unit/report/waits-pgbench-synthetic.json",
 	};
 	char path[256];
 
 	snprintf(path, sizeof(path), "%s/page.html", dir);
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		char *in = slurp(files[i], NULL);
-		struct json_object *lines[16];
+		struct json_object *lines[32];
 		struct run r;
 		int n;
 
@@ -367,7 +369,7 @@ static void test_waits(const char *dir)
 		CHECK(r.rc == 0 && r.page != NULL);
 		if (r.rc)
 			fprintf(stderr, "     %s: %s\n", files[i], r.err);
-		n = json_lines(r.json, lines, 16);
+		n = json_lines(r.json, lines, 32);
 		CHECK(n >= 1);
 		if (r.page && n >= 1) {
 			check_whole(r.page);
