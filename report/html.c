@@ -199,15 +199,15 @@ static void idle_note(struct pgbt_buf *out, const struct rp_view *v, const struc
 }
 
 /* Section s of a table of seconds: a band per row over the reports, the
- * rows past top summed into one. */
+ * rows past top summed into one, as the table has them. */
 static int bands_chart(struct pgbt_buf *out, const struct rp_page *p, int table,
 		       const struct rp_view *v, const struct rp_section *s, const struct rp_svg_x *x,
 		       int top)
 {
-	struct rp_svg_band *bands = calloc((size_t)top + 1, sizeof(*bands));
-	char (*names)[256] = calloc((size_t)top + 1, sizeof(*names)), what[256];
+	struct rp_svg_band *bands = calloc((size_t)s->nrows + 1, sizeof(*bands));
+	char (*names)[256] = calloc((size_t)s->nrows + 1, sizeof(*names)), what[256];
 	double *rest = calloc((size_t)x->n, sizeof(*rest));
-	int n = 0, extra = 0;
+	int n = 0, keyed = 0, extra = 0;
 
 	if (!bands || !names || !rest) {
 		free(bands);
@@ -221,7 +221,8 @@ static int bands_chart(struct pgbt_buf *out, const struct rp_page *p, int table,
 
 		if (r->kind == ROW_TOTAL || r->kind == ROW_REST || r->idle || !ser || !ser->seconds)
 			continue;
-		if (n == top) {
+		/* as the table: rows of their own ("on CPU") always, top keyed ones */
+		if (r->kind == ROW_KEYS && keyed++ >= top) {
 			for (int k = 0; k < x->n; k++)
 				rest[k] += ser->seconds[k];
 			extra++;

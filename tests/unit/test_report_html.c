@@ -35,10 +35,10 @@ struct run {
 
 /* Feeds input (lines) to a reader writing JSON lines and the page at
  * html_path. */
-static void run_reader(const char *input, const char *html_path, struct run *ret)
+static void run_reader_top(const char *input, const char *html_path, int top, struct run *ret)
 {
 	struct rp_options opt = { .load_spec = load_spec, .input = "test", .clock = fixed_clock,
-				  .html_path = html_path };
+				  .html_path = html_path, .top = top };
 	struct pgbt_err err = { .msg = "" };
 	struct rp_reader r;
 	FILE *json;
@@ -59,6 +59,11 @@ static void run_reader(const char *input, const char *html_path, struct run *ret
 	fclose(json);
 	snprintf(ret->err, sizeof(ret->err), "%s", err.msg);
 	ret->page = slurp(html_path, NULL);
+}
+
+static void run_reader(const char *input, const char *html_path, struct run *ret)
+{
+	run_reader_top(input, html_path, 0, ret);
 }
 
 static void free_run(struct run *r)
@@ -493,6 +498,37 @@ static void test_heatmap(const char *dir)
 	free(in);
 }
 
+/* --top 2: on CPU and two events, the other rows in one grey band, each
+ * bar still adding up to 100%; the same rows as the table's. */
+static void test_top(const char *dir)
+{
+	char path[256], *in = slurp("tests/unit/report/waits-pgbench-synthetic.json", NULL), *chart;
+	struct run r;
+	double shares = 0;
+
+	snprintf(path, sizeof(path), "%s/page.html", dir);
+	CHECK(in != NULL);
+	if (!in)
+		return;
+	run_reader_top(in, path, 2, &r);
+	CHECK(r.rc == 0);
+	chart = element(r.page, "<figure class=\"chart bands\" data-table=\"waits\" "
+			"data-section=\"client backend\">", "</figure>");
+	CHECK(count_of(chart, "<g class=\"band\"") == 3);
+	CHECK(count_of(chart, "<g class=\"band rest\"") == 1);
+	CHECK(strstr(chart ? chart : "", "data-name=\"(3 more)\"") != NULL);
+	for (const char *c = chart; c && (c = strstr(c, "data-report=\"1\"")); c++) {
+		char got[64];
+		shares += strtod(attr(c - 1, "data-share", got, sizeof(got)), NULL);
+	}
+	CHECK(shares > 0.999999 && shares < 1.000001);
+	CHECK(strstr(r.page ? r.page : "", "<tr class=\"rest\" data-label=\"(3 more)\">") != NULL);
+	check_whole(r.page);
+	free(chart);
+	free_run(&r);
+	free(in);
+}
+
 /* Bad input leaves the page as it was: the old one, or the last report's
  * page, whole; no temporary file. */
 static void test_bad_input(const char *dir)
@@ -588,6 +624,7 @@ int main(void)
 	test_waits(dir);
 	test_escaping(dir);
 	test_heatmap(dir);
+	test_top(dir);
 	test_bad_input(dir);
 	test_history_bound();
 	{
