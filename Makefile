@@ -19,7 +19,8 @@ CC       ?= cc
 CFLAGS   ?= -O2 -g
 PKGS     := libelf libdw libpq json-c
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lelf -ldw -lpq -ljson-c)
+# libm: the HTML report's charts (a log colour scale).
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lelf -ldw -lpq -ljson-c) -lm
 # snprintf and strncat truncation is how messages are bounded here, not a
 # bug (_FORTIFY_SOURCE, as Debian builds with, warns of the strncat ones).
 WARN     := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-format-truncation \

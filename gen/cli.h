@@ -27,6 +27,7 @@ struct cli {
 	bool resolver_gdb;       /* --resolver gdb: type facts from gdb, not libdw */
 	enum report_format report_format;   /* report: --format */
 	const char *textfile_dir;           /* report: --textfile DIR */
+	const char *html_path;              /* report: --html FILE */
 	int report_top;                     /* report: --top N, 0 each table's */
 	const char *params[PGBT_MAX_PARAMS * 2];
 	int nparams;

@@ -7,7 +7,9 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char usage[] =
@@ -63,6 +65,9 @@ static const char usage[] =
 "      --textfile DIR     also write DIR/pgbt_SCRIPT_PORT.prom for\n"
 "                         node_exporter's textfile collector, replaced\n"
 "                         whole at each report\n"
+"      --html FILE        also write FILE, one HTML page (charts over the\n"
+"                         reports, the whole trace's tables), replaced\n"
+"                         whole at each report\n"
 "      --top N            rows per table (default: each table's own)\n"
 "  -h, --help             this text\n"
 "  -V, --version          pgbt-gen's version\n"
@@ -83,6 +88,23 @@ static int usage_error(const char *fmt, const char *arg)
 	return 2;
 }
 
+/* --html FILE is replaced through a temporary file beside it: its
+ * directory must take one, and FILE must not be a directory. */
+static bool html_path_bad(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+	struct stat st;
+
+	if (slash && !slash[1])
+		return true;
+	if (slash)
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path) + 1, path);
+	else
+		snprintf(dir, sizeof(dir), ".");
+	return access(dir, W_OK) != 0 || (stat(path, &st) == 0 && S_ISDIR(st.st_mode));
+}
+
 static int parse_pid(const char *s, pid_t *ret)
 {
 	char *end;
@@ -99,7 +121,7 @@ static int parse_pid(const char *s, pid_t *ret)
 int cli_parse(struct cli *cli, int argc, char **argv)
 {
 	enum { OPT_BIN = 256, OPT_SCRIPTS_DIR, OPT_BPFTRACE, OPT_LAYOUTS_DIR, OPT_CHECK_WITH,
-	       OPT_RESOLVER, OPT_FORMAT, OPT_TEXTFILE, OPT_TOP };
+	       OPT_RESOLVER, OPT_FORMAT, OPT_TEXTFILE, OPT_HTML, OPT_TOP };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "datadir", required_argument, NULL, 'D' },
@@ -112,6 +134,7 @@ int cli_parse(struct cli *cli, int argc, char **argv)
 		{ "conninfo", required_argument, NULL, 'd' },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "textfile", required_argument, NULL, OPT_TEXTFILE },
+		{ "html", required_argument, NULL, OPT_HTML },
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -181,6 +204,12 @@ int cli_parse(struct cli *cli, int argc, char **argv)
 			cli->textfile_dir = optarg;
 			report_opts++;
 			break;
+		case OPT_HTML:
+			if (!*optarg)
+				return usage_error("%s", "--html: empty");
+			cli->html_path = optarg;
+			report_opts++;
+			break;
 		case OPT_TOP: {
 			char *end;
 			errno = 0;
@@ -243,13 +272,16 @@ int cli_parse(struct cli *cli, int argc, char **argv)
 	else if (strcmp(cli->script, "report") == 0)
 		cli->command = CMD_REPORT;
 	if (report_opts && cli->command != CMD_REPORT)
-		return usage_error("%s", "--format, --textfile and --top are options of report");
+		return usage_error("%s", "--format, --textfile, --html and --top are options of report");
 	if (cli->command == CMD_REPORT && (targets || cli->conninfo))
 		return usage_error("%s", "report reads its server from the script's output: "
 				   "no -p, -D, --bin or -d");
 	if (cli->command == CMD_REPORT && cli->textfile_dir &&
 	    access(cli->textfile_dir, W_OK) != 0)
 		return usage_error("--textfile %s: not a directory we can write to", cli->textfile_dir);
+	if (cli->command == CMD_REPORT && cli->html_path && html_path_bad(cli->html_path))
+		return usage_error("--html %s: not a file in a directory we can write to",
+				   cli->html_path);
 	if ((cli->command == CMD_LIST || cli->command == CMD_CHECK_LAYOUTS ||
 	     cli->command == CMD_CHECK_WATCHPOINTS || cli->command == CMD_REPORT) && cli->nparams)
 		return usage_error("'%s': this command takes no parameters", cli->params[0]);

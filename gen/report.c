@@ -32,6 +32,7 @@ int cli_report(const struct cli *cli)
 		.text = cli->report_format == REPORT_TEXT ? stdout : NULL,
 		.json = cli->report_format == REPORT_JSON ? stdout : NULL,
 		.textfile_dir = cli->textfile_dir,
+		.html_path = cli->html_path,
 		.load_spec = load_spec,
 		.ctx = (void *)cli,
 		.input = "stdin",

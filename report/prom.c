@@ -3,15 +3,13 @@
  * then one line per series, label values escaped (\\, \", \n). */
 #include "prom.h"
 
+#include "replace.h"
 #include "table.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* A label value: escaped, and valid UTF-8 (a byte that is not becomes
  * '?'), as Prometheus rejects a whole file for one bad label. */
@@ -193,41 +191,18 @@ int rp_prom_write(const char *dir, const struct rp_ident *id, const struct rp_sp
 		  size_t len, struct pgbt_err *err)
 {
 	struct pgbt_buf b = {0};
-	char name[128], tmp[PATH_MAX], final[PATH_MAX];
-	int fd, rc = -1;
+	char name[128], final[PATH_MAX], what[PATH_MAX + 16];
+	int rc = -1;
 
 	file_name(id, name, sizeof(name));
 	snprintf(final, sizeof(final), "%s/%s", dir, name);
-	snprintf(tmp, sizeof(tmp), "%s/.%s.%d.tmp", dir, name, (int)getpid());
-	if (rp_prom_text(&b, id, spec, total, last) < 0) {
-		pgbt_buf_free(&b);
-		return pgbt_fail(err, "out of memory");
-	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		pgbt_fail(err, "--textfile %s: %s", dir, strerror(errno));
-		goto out;
-	}
-	for (size_t o = 0; o < b.len;) {
-		ssize_t n = write(fd, b.s + o, b.len - o);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			pgbt_fail(err, "%s: write failed: %s", tmp, n < 0 ? strerror(errno) : "no room");
-			close(fd);
-			unlink(tmp);
-			goto out;
-		}
-		o += (size_t)n;
-	}
-	if (close(fd) < 0 || rename(tmp, final) < 0) {
-		pgbt_fail(err, "%s: %s", final, strerror(errno));
-		unlink(tmp);
-		goto out;
-	}
-	snprintf(path, len, "%s", final);
-	rc = 0;
-out:
+	snprintf(what, sizeof(what), "--textfile %s", dir);
+	if (rp_prom_text(&b, id, spec, total, last) < 0)
+		pgbt_fail(err, "out of memory");
+	else if (rp_replace_file(final, b.s ? b.s : "", b.len, what, err) == 0)
+		rc = 0;
+	if (rc == 0)
+		snprintf(path, len, "%s", final);
 	pgbt_buf_free(&b);
 	return rc;
 }

@@ -1,6 +1,7 @@
 /* The reader's loop (report/reader.h): messages in, reports out. */
 #include "reader.h"
 
+#include "html.h"
 #include "input.h"
 #include "jsonl.h"
 #include "prom.h"
@@ -109,6 +110,19 @@ static int write_report(struct rp_reader *r, const struct rp_store *store, bool 
 	return rc;
 }
 
+/* The page, from the whole trace so far and the reports kept for its
+ * charts; seconds: what they cover. */
+static int write_html(struct rp_reader *r, bool done, double seconds, struct pgbt_err *err)
+{
+	struct rp_page p = {
+		.id = &r->id, .spec = &r->spec, .total = &r->total, .history = &r->history,
+		.reports = r->reports, .seconds = seconds, .lost = r->lost, .top = r->opt->top,
+		.done = done,
+	};
+
+	return rp_html_write(r->opt->html_path, &p, err);
+}
+
 /* The maps read since the last report make one: written, added to the
  * totals, and the textfile rewritten from them. */
 static int end_report(struct rp_reader *r, bool at_end, struct pgbt_err *err)
@@ -127,6 +141,13 @@ static int end_report(struct rp_reader *r, bool at_end, struct pgbt_err *err)
 	    rp_prom_write(r->opt->textfile_dir, &r->id, &r->spec, &r->total, &r->frame,
 			  r->prom_path, sizeof(r->prom_path), err) < 0)
 		return -1;
+	if (r->opt->html_path) {
+		if (rp_history_add(&r->history, &r->spec, &r->frame, &r->total, r->reports, r->when,
+				   seconds) < 0)
+			return pgbt_fail(err, "out of memory");
+		if (write_html(r, false, r->seconds, err) < 0)
+			return -1;
+	}
 	rp_store_free(&r->frame);
 	r->frame_open = false;
 	r->when[0] = '\0';
@@ -248,6 +269,9 @@ int rp_reader_end(struct rp_reader *r, struct pgbt_err *err)
 		return -1;
 	if (r->reports == 0 && write_report(r, &r->total, true, covered(r, true), err) < 0)
 		return -1;      /* nothing seen, said so */
+	if (r->opt->html_path &&
+	    write_html(r, true, r->reports ? r->seconds : covered(r, true), err) < 0)
+		return -1;
 	return 0;
 }
 
@@ -257,6 +281,7 @@ void rp_reader_free(struct rp_reader *r)
 		unlink(r->prom_path);
 	rp_store_free(&r->frame);
 	rp_store_free(&r->total);
+	rp_history_free(&r->history);
 	pgbt_buf_free(&r->pending);
 }
 

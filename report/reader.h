@@ -5,11 +5,14 @@
  * data directory DIR"), and its template's "//@ report" lines say what its
  * maps mean. A report is the maps bpftrace prints together: it ends at a
  * time() (an interval probe's first word), when a map comes again, when
- * the input pauses, or ends. Text just before a map (the script's own
+ * the input pauses, or ends. The HTML page is written at each report and
+ * at the end, and left in place (unlike the textfile: a page to read
+ * after the trace). Text just before a map (the script's own
  * heading) is left out; other text passes. */
 #ifndef PGBT_REPORT_READER_H
 #define PGBT_REPORT_READER_H
 
+#include "history.h"
 #include "ident.h"
 #include "spec.h"
 #include "store.h"
@@ -27,6 +30,7 @@ struct rp_options {
 	FILE *text;                   /* the report for people, or NULL */
 	FILE *json;                   /* JSON lines (docs/report.md), or NULL */
 	const char *textfile_dir;     /* Prometheus textfile directory, or NULL */
+	const char *html_path;        /* the HTML page (report/html.h), or NULL */
 	rp_spec_loader *load_spec;
 	void *ctx;
 	const char *input;            /* the input's name, for messages */
@@ -48,6 +52,7 @@ struct rp_reader {
 	double lost;                  /* events bpftrace said it lost */
 	long line;
 	char prom_path[4200];         /* the textfile, once written */
+	struct rp_history history;    /* the reports, for the HTML page's charts */
 };
 
 int rp_reader_init(struct rp_reader *r, const struct rp_options *opt);

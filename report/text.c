@@ -1,63 +1,15 @@
 /* Text tables (report/text.h): fixed-width columns, keys first. */
 #include "text.h"
 
+#include "cell.h"
 #include "table.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #define KEY_WIDTH_MAX 48
 #define COL 9
-
-void rp_human(double v, enum rp_unit u, char *out, size_t len)
-{
-	double s;
-
-	if (rp_unit_is_time(u)) {
-		s = v * rp_unit_scale(u);
-		if (s >= 100)
-			snprintf(out, len, "%.0f s", s);
-		else if (s >= 1)
-			snprintf(out, len, "%.2f s", s);
-		else if (s >= 0.01)
-			snprintf(out, len, "%.0f ms", s * 1e3);
-		else if (s >= 0.001)
-			snprintf(out, len, "%.1f ms", s * 1e3);
-		else if (s >= 1e-6 || s == 0)
-			snprintf(out, len, "%.0f us", s * 1e6);
-		else
-			snprintf(out, len, "%.0f ns", s * 1e9);
-	} else if (u == UNIT_BYTES) {
-		if (v >= 1024.0 * 1024 * 1024)
-			snprintf(out, len, "%.2f GB", v / (1024.0 * 1024 * 1024));
-		else if (v >= 1024.0 * 1024)
-			snprintf(out, len, "%.1f MB", v / (1024.0 * 1024));
-		else if (v >= 1024)
-			snprintf(out, len, "%.1f kB", v / 1024);
-		else
-			snprintf(out, len, "%.0f B", v);
-	} else if (v >= 1e6 || v <= -1e6 || (double)(long long)v == v) {
-		snprintf(out, len, "%.0f", v);
-	} else {
-		snprintf(out, len, "%.2f", v);
-	}
-}
-
-static const char *sum_header(enum rp_unit u)
-{
-	return rp_unit_is_time(u) ? "time" : u == UNIT_BYTES ? "bytes" : "sum";
-}
-
-/* A cell: a value or blank. */
-static void cell(struct pgbt_buf *out, bool has, double v, enum rp_unit u)
-{
-	char s[32] = "";
-
-	if (has)
-		rp_human(v, u, s, sizeof(s));
-	pgbt_buf_printf(out, " %*s", COL, s);
-}
+#define SHARE_COL 7
 
 /* The text of a key cell, cut to width with "..." at its end. */
 static void key_cell(struct pgbt_buf *out, const char *s, int width)
@@ -88,6 +40,9 @@ static int key_width(const struct rp_view *v, int k, const char *header)
 static void row_line(struct pgbt_buf *out, const struct rp_view *v, const struct rp_row *r,
 		     int nkeys, const int *width, double seconds)
 {
+	enum rp_column cols[RP_NCOLUMNS];
+	int ncols;
+
 	pgbt_buf_printf(out, "  ");
 	for (int k = 0; k < nkeys; k++) {
 		char s[512];
@@ -100,42 +55,17 @@ static void row_line(struct pgbt_buf *out, const struct rp_view *v, const struct
 	}
 	if (!nkeys)
 		key_cell(out, r->kind == ROW_KEYS ? "all" : r->label, width[0]);
-	if (v->sum)
-		cell(out, r->has_sum, r->sum, v->sum_unit);
-	if (v->share) {
-		char s[16] = "";
-		if (r->share >= 0)
-			snprintf(s, sizeof(s), "%.1f%%", r->share * 100);
-		pgbt_buf_printf(out, " %7s", s);
+	ncols = rp_view_columns(v, cols);
+	for (int i = 0; i < ncols; i++) {
+		struct rp_cell c = rp_row_cell(v, r, cols[i], seconds);
+		char s[64];
+
+		rp_cell_text(&c, s, sizeof(s));
+		if (c.text)
+			pgbt_buf_printf(out, " %s", c.text);   /* a file name: whole */
+		else
+			pgbt_buf_printf(out, " %*s", cols[i] == RP_COL_SHARE ? SHARE_COL : COL, s);
 	}
-	if (v->count)
-		cell(out, r->has_count && r->kind != ROW_LABEL, r->count, UNIT_NONE);
-	if (v->t->rate) {
-		/* of the sum when there is one (bytes per second), else of the count */
-		char s[32] = "";
-		bool has = v->sum ? r->has_sum : r->has_count && r->kind != ROW_LABEL;
-		double x = (v->sum ? r->sum : r->count) / seconds;
-		if (seconds >= 0.05 && has && v->sum)
-			rp_human(x, v->sum_unit, s, sizeof(s));
-		else if (seconds >= 0.05 && has)
-			snprintf(s, sizeof(s), x >= 100 ? "%.0f" : "%.1f", x);
-		pgbt_buf_printf(out, " %*s", COL, s);
-	}
-	if (v->avg)
-		cell(out, r->has_avg && r->kind != ROW_TOTAL, r->avg, v->avg_unit);
-	if (v->hist) {
-		static const double q[] = { 0.5, 0.95, 0.99 };
-		for (int i = 0; i < 3; i++) {
-			double b = rp_hist_bound(&r->hist, q[i]);
-			cell(out, b >= 0, b, v->hist_unit);
-		}
-	}
-	if (v->max)
-		cell(out, r->has_max, r->max, v->max_unit);
-	if (v->value && r->text)
-		pgbt_buf_printf(out, " %s", r->text);
-	else if (v->value)
-		cell(out, r->has_value, r->value, v->value_unit);
 	/* no trailing blanks */
 	while (out->len && out->s[out->len - 1] == ' ')
 		out->len--;
@@ -146,6 +76,8 @@ static void header_line(struct pgbt_buf *out, const struct rp_view *v, int nkeys
 			const int *width)
 {
 	const struct rp_table *t = v->t;
+	enum rp_column cols[RP_NCOLUMNS];
+	int ncols;
 
 	pgbt_buf_printf(out, "  ");
 	for (int k = 0, shown = 0; k < t->nkeys; k++) {
@@ -156,22 +88,10 @@ static void header_line(struct pgbt_buf *out, const struct rp_view *v, int nkeys
 	}
 	if (!nkeys)
 		key_cell(out, "", width[0]);
-	if (v->sum)
-		pgbt_buf_printf(out, " %*s", COL, sum_header(v->sum_unit));
-	if (v->share)
-		pgbt_buf_printf(out, " %7s", "share");
-	if (v->count)
-		pgbt_buf_printf(out, " %*s", COL, "count");
-	if (v->t->rate)
-		pgbt_buf_printf(out, " %*s", COL, "per s");
-	if (v->avg)
-		pgbt_buf_printf(out, " %*s", COL, "avg");
-	if (v->hist)
-		pgbt_buf_printf(out, " %*s %*s %*s", COL, "p50<", COL, "p95<", COL, "p99<");
-	if (v->max)
-		pgbt_buf_printf(out, " %*s", COL, "max");
-	if (v->value)
-		pgbt_buf_printf(out, " %*s", COL, "value");
+	ncols = rp_view_columns(v, cols);
+	for (int i = 0; i < ncols; i++)
+		pgbt_buf_printf(out, " %*s", cols[i] == RP_COL_SHARE ? SHARE_COL : COL,
+				rp_column_header(v, cols[i]));
 	pgbt_buf_printf(out, "\n");
 }
 

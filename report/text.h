@@ -7,9 +7,6 @@
 #include "spec.h"
 #include "store.h"
 
-/* value (in unit u) for people: "1.25 s", "830 us", "12.4 MB", "1234". */
-void rp_human(double value, enum rp_unit u, char *out, size_t len);
-
 /* Appends the tables of store under heading. seconds: how long the
  * report covers (0: unknown), for rates. top as rp_view_build's. -1 when
  * out of memory. */

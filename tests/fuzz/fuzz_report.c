@@ -1,7 +1,9 @@
 /* libFuzzer target: pgbt-gen report's reader (report/) on an input of
  * bpftrace -f json lines, with the built-in templates' "//@ report" lines
  * for the script the input names; the text and JSON reports are written
- * to /dev/null, and the Prometheus text of the whole trace is made.
+ * to /dev/null, the HTML page to a file in a directory of its own (at each
+ * report, as pgbt-gen report --html does), and the Prometheus text of the
+ * whole trace is made.
  * Seeds: tests/unit/report/ and captures of the other scripts
  * (tests/fuzz/seeds.sh). */
 #include "lib/common/embedded.h"
@@ -12,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const struct pgbt_embedded *embedded(const char *path)
 {
@@ -87,6 +90,14 @@ static double fixed_clock(void)
 	return 1.0;
 }
 
+static char page_dir[64], page[80];
+
+static void remove_page(void)
+{
+	unlink(page);
+	rmdir(page_dir);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static FILE *null;
@@ -98,6 +109,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!null && !(null = fopen("/dev/null", "w")))
 		abort();
+	if (!page[0]) {
+		snprintf(page_dir, sizeof(page_dir), "/tmp/pgbt-fuzz-report.XXXXXX");
+		if (!mkdtemp(page_dir))
+			abort();
+		snprintf(page, sizeof(page), "%s/page.html", page_dir);
+		atexit(remove_page);
+	}
+	opt.html_path = page;
 	opt.text = null;
 	opt.json = null;
 	rp_reader_init(&r, &opt);

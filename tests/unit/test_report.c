@@ -6,6 +6,7 @@
  * input refused in one line. Run from the top of the tree. */
 #include "check.h"
 #include "files.h"
+#include "report_load.h"
 #include "report/input.h"
 #include "report/jsonl.h"
 #include "report/prom.h"
@@ -17,73 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t cap = 0, n = 0, r;
-
-	if (!f)
-		return NULL;
-	do {
-		if (n + 4096 > cap) {
-			cap = cap ? cap * 2 : 8192;
-			buf = realloc(buf, cap + 1);
-		}
-		r = fread(buf + n, 1, cap - n, f);
-		n += r;
-	} while (r > 0);
-	fclose(f);
-	buf[n] = '\0';
-	if (len)
-		*len = n;
-	return buf;
-}
-
-static int read_fragment(void *ctx, const char *name, char **ret, size_t *ret_len,
-			 struct pgbt_err *err)
-{
-	char path[256];
-
-	(void)ctx;
-	snprintf(path, sizeof(path), "scripts/include/%s.bt", name);
-	if (!(*ret = slurp(path, ret_len)))
-		return pgbt_fail(err, "no %s", path);
-	return 0;
-}
-
-static int load_template(const char *script, struct pgbt_template *tpl, struct pgbt_err *err)
-{
-	char path[256], *text;
-	size_t len;
-	int rc;
-
-	snprintf(path, sizeof(path), "scripts/%s.bt", script);
-	if (!(text = slurp(path, &len)))
-		return pgbt_fail(err, "no script %s", script);
-	rc = pgbt_template_load(script, path, text, len, read_fragment, NULL, tpl, err);
-	free(text);
-	return rc;
-}
-
-static int load_spec(void *ctx, const char *script, struct rp_spec *ret, struct pgbt_err *err)
-{
-	struct pgbt_template tpl;
-	int rc;
-
-	(void)ctx;
-	if (load_template(script, &tpl, err) < 0)
-		return -1;
-	rc = rp_spec_read(&tpl, ret, err);
-	pgbt_template_free(&tpl);
-	return rc;
-}
-
-static double fixed_clock(void)
-{
-	return 100.0;
-}
 
 struct run {
 	char *text, *json;
