@@ -11,6 +11,7 @@ packages=(
   gnuplot-nox dwz man-db bsdextrautils debootstrap debhelper lintian
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross
   jq curl prometheus prometheus-node-exporter
+  chromium fonts-dejavu-core
 )
 
 missing=()
