@@ -234,19 +234,14 @@ test_watch() {
 		hold_until_waited "locktype = 'advisory'" 0.4
 	} >"$E2E_TMP/h.sql"
 	pgbt_bg cl_psql -o /dev/null -f "$E2E_TMP/h.sql"
-	local h_bg=$BG_PID t_asked t0 c_ms c_max
+	local h_bg=$BG_PID t_asked c_max
 	wait_for "select count(*) from pg_locks where locktype = 'advisory' and granted"
 	t_asked=$(now_ms)
 	echo "select pg_advisory_lock(7);" >&$afd
 	check_eq "$LEG: pg_stat_activity names A's lock wait" "$(psa_wait "$a_pid" Lock:advisory)" Lock:advisory
-	t0=$(now_ms)
 	local st=0
 	wait "$h_bg" || st=$?
-	c_ms=$(($(now_ms) - t0))
 	check_eq "$LEG: H held the advisory lock ~400 ms after A waited" "$st" 0
-	# (about H's 400 ms hold: less the lag of our poll behind H's, seen
-	# up to 50 ms; more on a busy machine)
-	check_between "$LEG: A's lock wait as staged (ms)" "$c_ms" 250 "$(($(now_ms) - t_asked))" 0
 	check_eq "$LEG: A got the lock" "$(psa_wait "$a_pid" Client:ClientRead)" Client:ClientRead
 	# A's wait began after it was asked to take the lock and ended before
 	# it was seen idle again; H held the lock 400 ms after it saw A wait.
