@@ -326,7 +326,7 @@ static int eval_bpftrace_cond(struct pgbt_eval *ev, const char *cond, bool *ret,
 static int eval_builtin(struct pgbt_eval *ev, const char *expr, char *out, size_t outlen,
 			struct pgbt_err *err)
 {
-	char how[PGBT_HOW_LEN + 256];
+	char *how = NULL;     /* on the heap: pgbt_eval recurses through here */
 
 	if (strcmp(expr, "report") == 0)
 		return eval_report_line(ev, out, outlen, err);
@@ -369,10 +369,12 @@ static int eval_builtin(struct pgbt_eval *ev, const char *expr, char *out, size_
 			return pgbt_fail(err, "%s: {{ %s }}: postmaster %d has no shared mapping",
 					 ev->scope.where, expr, (int)ev->t->pid);
 		format_number(main->start, true, out, outlen);
-		snprintf(how, sizeof(how), "the postmaster's largest shared mapping, %" PRIu64
-			 " kB of %s", (main->end - main->start) / 1024,
-			 main->path[0] ? main->path : "anonymous memory");
+		if (asprintf(&how, "the postmaster's largest shared mapping, %" PRIu64 " kB of %s",
+			     (main->end - main->start) / 1024,
+			     main->path[0] ? main->path : "anonymous memory") < 0)
+			return pgbt_fail(err, "out of memory");
 		pgbt_resolved_add(&ev->resolved, PGBT_RESOLVED_DERIVED, expr, out, how, 0, NULL);
+		free(how);
 		return 0;
 	}
 	if (strcmp(expr, "cpus") == 0) {
@@ -383,8 +385,10 @@ static int eval_builtin(struct pgbt_eval *ev, const char *expr, char *out, size_
 		if (pgbt_cpus_possible(PGBT_CPUS_POSSIBLE, &n, list, sizeof(list), err) < 0)
 			return pgbt_fail_prefix(err, "%s: {{ %s }}", ev->scope.where, expr);
 		snprintf(out, outlen, "%u", n);
-		snprintf(how, sizeof(how), "CPU ids %s possible: %s", list, PGBT_CPUS_POSSIBLE);
+		if (asprintf(&how, "CPU ids %s possible: %s", list, PGBT_CPUS_POSSIBLE) < 0)
+			return pgbt_fail(err, "out of memory");
 		pgbt_resolved_add(&ev->resolved, PGBT_RESOLVED_DERIVED, expr, out, how, 0, NULL);
+		free(how);
 		return 0;
 	}
 	if (strcmp(expr, "pg_pid") == 0) {
