@@ -4,10 +4,12 @@
 #ifndef PGBT_TEST_REPORT_LOAD_H
 #define PGBT_TEST_REPORT_LOAD_H
 
+#include "report/reader.h"
 #include "report/spec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static inline char *slurp(const char *path, size_t *len)
 {
@@ -74,6 +76,21 @@ static inline int load_spec(void *ctx, const char *script, struct rp_spec *ret, 
 static inline double fixed_clock(void)
 {
 	return 100.0;
+}
+
+/* Feeds input to the reader a line at a time, then ends it: the first
+ * failure's return code. */
+static inline int feed_reader(struct rp_reader *r, const char *input, struct pgbt_err *err)
+{
+	const char *p = input;
+	int rc = 0;
+
+	while (*p && rc == 0) {
+		size_t l = strcspn(p, "\n");
+		rc = rp_reader_line(r, p, l, err);
+		p += l + (p[l] == '\n');
+	}
+	return rc == 0 ? rp_reader_end(r, err) : rc;
 }
 
 #endif

@@ -36,7 +36,6 @@ static void run_reader(const char *input, const char *textfile_dir, struct run *
 				  .textfile_dir = textfile_dir };
 	struct rp_reader r;
 	struct pgbt_err err = { .msg = "" };
-	const char *p = input;
 
 	memset(ret, 0, sizeof(*ret));
 	text = open_memstream(&ret->text, &ret->text_len);
@@ -44,14 +43,7 @@ static void run_reader(const char *input, const char *textfile_dir, struct run *
 	opt.text = text;
 	opt.json = json;
 	rp_reader_init(&r, &opt);
-	ret->rc = 0;
-	while (*p && ret->rc == 0) {
-		size_t l = strcspn(p, "\n");
-		ret->rc = rp_reader_line(&r, p, l, &err);
-		p += l + (p[l] == '\n');
-	}
-	if (ret->rc == 0)
-		ret->rc = rp_reader_end(&r, &err);
+	ret->rc = feed_reader(&r, input, &err);
 	if (r.prom_path[0]) {
 		char *s = slurp(r.prom_path, NULL);
 		snprintf(ret->prom, sizeof(ret->prom), "%s", s ? s : "");

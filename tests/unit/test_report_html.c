@@ -42,19 +42,12 @@ static void run_reader_top(const char *input, const char *html_path, int top, st
 	struct pgbt_err err = { .msg = "" };
 	struct rp_reader r;
 	FILE *json;
-	const char *p = input;
 
 	memset(ret, 0, sizeof(*ret));
 	json = open_memstream(&ret->json, &ret->json_len);
 	opt.json = json;
 	rp_reader_init(&r, &opt);
-	while (*p && ret->rc == 0) {
-		size_t l = strcspn(p, "\n");
-		ret->rc = rp_reader_line(&r, p, l, &err);
-		p += l + (p[l] == '\n');
-	}
-	if (ret->rc == 0)
-		ret->rc = rp_reader_end(&r, &err);
+	ret->rc = feed_reader(&r, input, &err);
 	rp_reader_free(&r);
 	fclose(json);
 	snprintf(ret->err, sizeof(ret->err), "%s", err.msg);
