@@ -69,6 +69,22 @@ e2e_done')"
 	check_eq "abort: summary line" "$(tail -n 1 <<<"$CHILD_OUT")" "1 passed, 1 failed, 0 skipped"
 	check_eq "abort: exit status" "$CHILD_STATUS" 1
 	check_contains "abort: stderr names the line" "$CHILD_ERR" "aborts.sh:4: 'false' exited with status 1"
+
+	# A failed leg's files are kept aside before the next leg overwrites
+	# them; a leg that passed keeps none.
+	PGBT_KEEP_TMP=1 run_child "$(child_script keeps 'for leg in 15/system 15/trixie 15/system; do
+  leg_use "$leg" || continue
+  echo "$leg" >"$E2E_TMP/out"
+  [[ $leg == */trixie ]] && fail "the trixie leg" || pass "$leg"
+done
+echo "tmp=$E2E_TMP"
+e2e_done')"
+	local tmp kept
+	tmp=$(sed -n 's/^tmp=//p' <<<"$CHILD_OUT")
+	kept=$(cd "$tmp" 2>/dev/null && for d in failed-leg.*; do echo "$d: $(cat "$d/out" 2>/dev/null)"; done) || true
+	check_contains "a failed leg's files: kept aside" "$kept" ": 15/trixie"
+	check_eq "a failed leg's files: only its" "$(wc -l <<<"$kept")" 1
+	[[ -z $tmp || $tmp != /tmp/pgbt-e2e.* ]] || rm -rf "$tmp"
 }
 
 build_major() { pg_build_major "$@"; }

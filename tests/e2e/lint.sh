@@ -106,9 +106,10 @@ JOBS=()
 # The same program, for the compiler: renderings for two servers differ in
 # numbers bpftrace only carries (the postmaster's and a backend's PID,
 # addresses, and the offsets, sizes and enumerators of the server's
-# build: every number is one), the cluster's directory (a report's
-# header names it; the same length each time) and, for uprobes, in the
-# binary's path. One
+# build: every number is one), the cluster's directory and port (a
+# report's header names them, the directory as the server sees it: a
+# container's is not CL_DIR; the same length each time) and, for
+# uprobes, in the binary's path. One
 # of each such set is compiled, per bpftrace; the others take its result.
 # A program with USDT probes keeps its path: bpftrace reads their
 # arguments from the binary. An integer parameter at its bound
@@ -123,7 +124,8 @@ same_key() {
 	{
 		echo "$PGBT_BPFTRACE"
 		sed -e '/^[[:space:]]*\/\//d' -e '/^\/\*/,/^ \*\//d' "$out" |
-			sed -e "s|$bin/|BIN/|g" -e "s|$CL_DIR/|CLUSTER/|g" -e "s/\b$CL_PID\b/PM/g" ${backend:+-e "s/\b$backend\b/BE/g"} \
+			sed -e "s|$bin/|BIN/|g" -e "s|$CL_DIR/|CLUSTER/|g" -e 's|/pgbt-cl\.[A-Za-z0-9]\{6\}/|/CLUSTER/|g' \
+				-e "s/, port $CL_PORT, /, port PORT, /" -e "s/\b$CL_PID\b/PM/g" ${backend:+-e "s/\b$backend\b/BE/g"} \
 				-e 's/0x[0-9a-f]\{9,\}/ADDR/g' -e "$numbers"
 	} | sha1sum | cut -c1-16
 }

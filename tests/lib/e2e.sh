@@ -27,7 +27,10 @@
 #                            and PGBT_BPFTRACE (exported: pgbt-gen renders
 #                            for it, bt_start runs it). A leg that cannot run
 #                            here (a build not installed...) is skipped:
-#                            skip says why, and leg_use returns 1.
+#                            skip says why, and leg_use returns 1. The
+#                            files of the leg before, if it failed a
+#                            check, are first copied to
+#                            $E2E_TMP/failed-leg.BUILD_BPFTRACE.
 #   PGBT_E2E_BUILDS          builds for e2e_legs (default "15 15-debug 17 18
 #                            ct17 emb16 emb14 ct13"); PGBT_E2E_BPFTRACES: bpftraces (default
 #                            "system trixie sid": /usr/bin's, Debian 13's and
@@ -365,8 +368,23 @@ e2e_legs_checked() {
 	e2e_legs "$@"
 }
 
+# The files of a leg that failed a check, copied aside before the next
+# leg writes over them (the scratch dir is kept when a check failed, but
+# its files would be the last leg's only).
+declare -g _E2E_FAILED_AT_LEG=0
+_e2e_keep_failed_leg() {
+	if [[ -n $LEG ]] && ((E2E_FAILED > _E2E_FAILED_AT_LEG)); then
+		local dir=$E2E_TMP/failed-leg.${LEG//\//_}
+		mkdir -p "$dir"
+		find "$E2E_TMP" -maxdepth 1 -type f ! -name '.*' -exec cp -p {} "$dir/" \;
+		echo "e2e: $LEG failed: its files are kept in $dir" >&2
+	fi
+	_E2E_FAILED_AT_LEG=$E2E_FAILED
+}
+
 leg_use() {
 	local leg=${1:?usage: leg_use BUILD/BPFTRACE} why path version
+	_e2e_keep_failed_leg
 	E2E_LEGS_USED=1
 	_e2e_leg_begin "$leg"
 	LEG_BUILD=${leg%%/*} LEG_BT=${leg#*/}
