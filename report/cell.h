@@ -15,6 +15,9 @@ enum rp_column {
 	RP_NCOLUMNS
 };
 
+/* What a table with a samples column says of its times, after its title. */
+#define RP_SAMPLES_NOTE "estimates from samples: each sample of a process counts for the period between samples"
+
 /* How a cell's figure reads: "1.25 s", "34.5%", a rate of counts. */
 enum rp_show { RP_SHOW_HUMAN, RP_SHOW_PERCENT, RP_SHOW_RATE };
 
