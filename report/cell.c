@@ -47,6 +47,8 @@ int rp_view_columns(const struct rp_view *v, enum rp_column cols[RP_NCOLUMNS])
 		cols[n++] = RP_COL_SHARE;
 	if (v->count)
 		cols[n++] = RP_COL_COUNT;
+	if (v->samples)
+		cols[n++] = RP_COL_SAMPLES;
 	if (v->t->rate)
 		cols[n++] = RP_COL_RATE;
 	if (v->avg)
@@ -66,7 +68,8 @@ int rp_view_columns(const struct rp_view *v, enum rp_column cols[RP_NCOLUMNS])
 const char *rp_column_header(const struct rp_view *v, enum rp_column c)
 {
 	static const char *const names[RP_NCOLUMNS] = {
-		"sum", "share", "count", "per s", "avg", "p50<", "p95<", "p99<", "max", "value",
+		"sum", "share", "count", "samples", "per s", "avg", "p50<", "p95<", "p99<", "max",
+		"value",
 	};
 
 	if (c == RP_COL_SUM)
@@ -77,7 +80,8 @@ const char *rp_column_header(const struct rp_view *v, enum rp_column c)
 const char *rp_column_key(enum rp_column c)
 {
 	static const char *const keys[RP_NCOLUMNS] = {
-		"sum", "share", "count", "rate", "avg", "p50", "p95", "p99", "max", "value",
+		"sum", "share", "count", "samples", "rate", "avg", "p50", "p95", "p99", "max",
+		"value",
 	};
 
 	return keys[c];
@@ -104,6 +108,8 @@ struct rp_cell rp_row_cell(const struct rp_view *v, const struct rp_row *r, enum
 	case RP_COL_COUNT:
 		/* a row of its own ("on CPU") has a time, not events */
 		return figure(r->has_count && r->kind != ROW_LABEL, r->count, UNIT_NONE);
+	case RP_COL_SAMPLES:
+		return figure(r->has_samples, r->samples, UNIT_NONE);
 	case RP_COL_RATE: {
 		/* of the sum when there is one (bytes per second), else of the count */
 		bool has = v->sum ? r->has_sum : r->has_count && r->kind != ROW_LABEL;

@@ -10,10 +10,13 @@
 #include <stddef.h>
 
 enum rp_column {
-	RP_COL_SUM, RP_COL_SHARE, RP_COL_COUNT, RP_COL_RATE, RP_COL_AVG,
+	RP_COL_SUM, RP_COL_SHARE, RP_COL_COUNT, RP_COL_SAMPLES, RP_COL_RATE, RP_COL_AVG,
 	RP_COL_P50, RP_COL_P95, RP_COL_P99, RP_COL_MAX, RP_COL_VALUE,
 	RP_NCOLUMNS
 };
+
+/* What a table with a samples column says of its times, after its title. */
+#define RP_SAMPLES_NOTE "estimates from samples: each sample of a process counts for the period between samples"
 
 /* How a cell's figure reads: "1.25 s", "34.5%", a rate of counts. */
 enum rp_show { RP_SHOW_HUMAN, RP_SHOW_PERCENT, RP_SHOW_RATE };

@@ -438,6 +438,8 @@ static void table_html(struct pgbt_buf *out, const struct rp_view *v, double sec
 	if (v->hist)
 		pgbt_buf_printf(out, " <span class=\"note\">(p50&lt; p95&lt; p99&lt;: upper bounds of "
 				"log2 buckets)</span>");
+	if (v->samples)
+		pgbt_buf_printf(out, " <span class=\"note\">(%s)</span>", RP_SAMPLES_NOTE);
 	pgbt_buf_printf(out, "</caption>\n<thead><tr>");
 	for (int k = 0; k < t->nkeys; k++)
 		if (k != t->split) {

@@ -43,6 +43,8 @@ static struct json_object *row_json(const struct rp_view *v, const struct rp_sec
 		json_object_object_add(o, "sum", number(r->sum * rp_unit_scale(v->sum_unit)));
 	if (r->has_count)
 		json_object_object_add(o, "count", number(r->count));
+	if (r->has_samples)
+		json_object_object_add(o, "samples", number(r->samples));
 	if (r->has_avg)
 		json_object_object_add(o, "avg", number(r->avg * rp_unit_scale(v->avg_unit)));
 	if (r->hist.nb) {

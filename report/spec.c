@@ -171,7 +171,7 @@ static const char *parse_table(struct rp_spec *s, const struct words *w)
 
 static bool parse_role(struct rp_map *m, const char *word)
 {
-	static const char *const roles[] = { "sum", "count", "hist", "max", "avg", "value" };
+	static const char *const roles[] = { "sum", "count", "hist", "max", "avg", "value", "samples" };
 	static const char *const units[] = { "", "ns", "us", "ms", "bytes" };
 	const char *colon = strchr(word, ':');
 	size_t rl = colon ? (size_t)(colon - word) : strlen(word);
@@ -189,7 +189,7 @@ static bool parse_role(struct rp_map *m, const char *word)
 	for (size_t i = 1; i < sizeof(units) / sizeof(units[0]); i++)
 		if (strcmp(colon + 1, units[i]) == 0) {
 			m->unit = (enum rp_unit)i;
-			return m->role != ROLE_COUNT;
+			return m->role != ROLE_COUNT && m->role != ROLE_SAMPLES;
 		}
 	return false;
 }
@@ -210,8 +210,8 @@ static const char *parse_map(struct rp_spec *s, const struct words *w)
 	if ((m->table = table_index(s, w->w[2])) < 0)
 		return "no such table (declare it with \"table\" first)";
 	if (!parse_role(m, w->w[3]))
-		return "ROLE[:UNIT]: sum, count, hist, max, avg or value; unit ns, us, ms or bytes "
-		       "(none for count)";
+		return "ROLE[:UNIT]: sum, count, hist, max, avg, value or samples; unit ns, us, ms "
+		       "or bytes (none for count and samples)";
 	for (int i = 4; i < w->n; i++) {
 		const char *v;
 

@@ -16,7 +16,10 @@
 #define RP_MAX_NAMES 8
 #define RP_MAX_VALUES 16
 
-enum rp_role { ROLE_SUM, ROLE_COUNT, ROLE_HIST, ROLE_MAX, ROLE_AVG, ROLE_VALUE };
+/* ROLE_SAMPLES: a count of samples (mode=sample of waits), each standing
+ * for a time the script has already added to the table's sum: shown as
+ * its own column, never taken for events (no average from it). */
+enum rp_role { ROLE_SUM, ROLE_COUNT, ROLE_HIST, ROLE_MAX, ROLE_AVG, ROLE_VALUE, ROLE_SAMPLES };
 enum rp_unit { UNIT_NONE, UNIT_NS, UNIT_US, UNIT_MS, UNIT_BYTES };
 
 struct rp_table {

@@ -128,6 +128,10 @@ static int add_to_row(const struct rp_view *v, struct rp_row *r, const struct rp
 		r->count += e->v;
 		r->has_count = true;
 		break;
+	case ROLE_SAMPLES:
+		r->samples += e->v;
+		r->has_samples = true;
+		break;
 	case ROLE_MAX: {
 		double x = in_unit(e->v, m->unit, v->max_unit);
 		r->max = !r->has_max || x > r->max ? x : r->max;
@@ -209,6 +213,7 @@ static void note_columns(struct rp_view *v, const struct rp_spec *spec, int tabl
 			case ROLE_MAX: has = &v->max; unit = &v->max_unit; break;
 			case ROLE_AVG: has = &v->avg; unit = &v->avg_unit; break;
 			case ROLE_VALUE: has = &v->value; unit = &v->value_unit; break;
+			case ROLE_SAMPLES: v->samples = true; continue;
 			default: v->count = true; continue;
 			}
 			if (!*has)
@@ -275,9 +280,11 @@ static int cut(struct rp_section *s, int top)
 		extra++;
 		rest.sum += r->sum;
 		rest.count += r->count;
+		rest.samples += r->samples;
 		rest.max = r->max > rest.max ? r->max : rest.max;
 		rest.has_sum |= r->has_sum;
 		rest.has_count |= r->has_count;
+		rest.has_samples |= r->has_samples;
 		rest.has_max |= r->has_max;
 		rest.rank += r->rank;
 		for (int k = 0; k < r->hist.nb; k++)
@@ -307,7 +314,7 @@ static int cut(struct rp_section *s, int top)
 static bool all_zero(const struct rp_row *r)
 {
 	return r->sum == 0 && r->count == 0 && r->max == 0 && r->avg == 0 && r->value == 0 &&
-	       !r->text && rp_entry_hist_count(&r->hist) == 0;
+	       r->samples == 0 && !r->text && rp_entry_hist_count(&r->hist) == 0;
 }
 
 static int finish_section(struct rp_view *v, struct rp_section *s, int top)
@@ -365,8 +372,10 @@ static int finish_section(struct rp_view *v, struct rp_section *s, int top)
 			at = i + 1;
 			t.sum += rows[i].sum;
 			t.count += rows[i].count;
+			t.samples += rows[i].samples;
 			t.has_sum |= rows[i].has_sum;
 			t.has_count |= rows[i].has_count && rows[i].kind != ROW_LABEL;
+			t.has_samples |= rows[i].has_samples;
 		}
 		t.share = total > 0 ? 1 : -1;
 		memmove(&rows[at + 1], &rows[at], (size_t)(s->nrows - at) * sizeof(*rows));
@@ -374,6 +383,30 @@ static int finish_section(struct rp_view *v, struct rp_section *s, int top)
 		s->nrows++;
 	}
 	return 0;
+}
+
+/* A column is shown only where some row has a figure in it: waits keeps
+ * counts and histograms in one mode, samples in another. */
+static void keep_columns_with_figures(struct rp_view *v)
+{
+	bool count = false, samples = false, hist = false, max = false, avg = false, value = false;
+
+	for (int i = 0; i < v->nsections; i++)
+		for (int k = 0; k < v->sections[i].nrows; k++) {
+			const struct rp_row *r = &v->sections[i].rows[k];
+			count |= r->has_count && r->kind != ROW_LABEL;
+			samples |= r->has_samples;
+			hist |= r->hist.nb > 0;
+			max |= r->has_max;
+			avg |= r->has_avg;
+			value |= r->has_value || r->text;
+		}
+	v->count &= count;
+	v->samples &= samples;
+	v->hist &= hist;
+	v->max &= max;
+	v->avg &= avg;
+	v->value &= value;
 }
 
 static int by_section(const void *a, const void *b, void *arg)
@@ -414,6 +447,7 @@ int rp_view_build(const struct rp_spec *spec, int table, const struct rp_store *
 			goto fail;
 	if (ret->nsections > 1 && b.t->split >= 0)
 		qsort_r(ret->sections, (size_t)ret->nsections, sizeof(*ret->sections), by_section, &b);
+	keep_columns_with_figures(ret);
 	return 0;
 fail:
 	rp_view_free(ret);

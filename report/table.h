@@ -16,8 +16,9 @@ struct rp_row {
 	enum rp_row_kind kind;
 	char *key[RP_MAX_KEYS];       /* as shown: names where the script has them */
 	char label[64];               /* ROW_LABEL: "on CPU"; ROW_REST: "(3 more)" */
-	bool has_sum, has_count, has_max, has_avg, has_value;
+	bool has_sum, has_count, has_max, has_avg, has_value, has_samples;
 	double sum, count, max, avg, value;   /* in the view's units */
+	double samples;               /* ROLE_SAMPLES: samples the sum stands for */
 	struct rp_entry hist;         /* buckets (owned) */
 	char *text;                   /* a value that is a string (a file name) */
 	bool idle;                    /* outside the shares */
@@ -34,8 +35,10 @@ struct rp_section {
 
 struct rp_view {
 	const struct rp_table *t;
-	/* the columns its maps give, with their units */
-	bool sum, count, hist, max, avg, value, share;
+	/* the columns shown, with their units: those its maps give, but for
+	 * a column no row has a figure in (mode=sample of waits has no
+	 * counts or histograms, the other modes no samples) */
+	bool sum, count, hist, max, avg, value, share, samples;
 	enum rp_unit sum_unit, hist_unit, max_unit, avg_unit, value_unit;
 	struct rp_section *sections;
 	int nsections;

@@ -100,8 +100,9 @@ static void table_text(struct pgbt_buf *out, const struct rp_view *v, double sec
 	const struct rp_table *t = v->t;
 	int nkeys = t->nkeys - (t->split >= 0), width[RP_MAX_KEYS];
 
-	pgbt_buf_printf(out, "%s%s:\n", t->title,
-			v->hist ? " (p50< p95< p99<: upper bounds of log2 buckets)" : "");
+	pgbt_buf_printf(out, "%s%s%s%s%s:\n", t->title,
+			v->hist ? " (p50< p95< p99<: upper bounds of log2 buckets)" : "",
+			v->samples ? " (" : "", v->samples ? RP_SAMPLES_NOTE : "", v->samples ? ")" : "");
 	for (int k = 0, shown = 0; k < t->nkeys; k++)
 		if (k != t->split) {
 			width[shown] = key_width(v, shown, t->keys[k]);

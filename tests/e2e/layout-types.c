@@ -44,6 +44,7 @@ TransamVariablesData *TransamVariables;
 #else
 VariableCacheData *ShmemVariableCache;
 #endif
+PROC_HDR *ProcGlobal;
 
 BufferDesc pgbt_BufferDesc;
 BufferDescPadded pgbt_BufferDescPadded;
@@ -60,6 +61,7 @@ LOCKTAG pgbt_LOCKTAG;
 LWLock pgbt_LWLock;
 PGPROC pgbt_PGPROC;
 PROCLOCK pgbt_PROCLOCK;
+PROC_HDR pgbt_PROC_HDR;
 PgBackendStatus pgbt_PgBackendStatus;
 Port pgbt_Port;
 RangeVar pgbt_RangeVar;

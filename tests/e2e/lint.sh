@@ -50,14 +50,24 @@ test_lint_finds_violations() {
 	local loop='BEGIN { @m[1] = 1; for ($kv : @m) { print($kv.0); } }'
 	printf '// bpftrace:   v0.23.2 (as asked)\n%s\n' "$loop" >"$E2E_TMP/for-0.23.bt"
 	printf '// bpftrace:   v0.20.0 (as asked)\n%s\n' "$loop" >"$E2E_TMP/for-0.20.bt"
-	printf '// bpftrace:   v0.23.2 (as asked)\nBEGIN { while (1) { } }\n' >"$E2E_TMP/while-0.23.bt"
+	printf '// bpftrace:   v0.25.0 (as asked)\nBEGIN { while (1) { } }\n' >"$E2E_TMP/while-0.25.bt"
 	check_empty "the lint accepts for (\$kv : @map) rendered for 0.23" "$("$LINT" "$E2E_TMP/for-0.23.bt" 2>&1)"
 	check_contains "the lint refuses for (\$kv : @map) rendered for 0.20" \
 		"$("$LINT" "$E2E_TMP/for-0.20.bt" 2>&1 || true)" "for-0.20.bt:2: loop"
-	check_contains "the lint refuses while rendered for 0.23" \
-		"$("$LINT" "$E2E_TMP/while-0.23.bt" 2>&1 || true)" "while-0.23.bt:2: while"
-	printf '// bpftrace:   v0.17.0 (as asked)\nBEGIN { while (1) { } }\n' >"$E2E_TMP/while-0.17.bt"
-	check_empty "the lint accepts while rendered for 0.17" "$("$LINT" "$E2E_TMP/while-0.17.bt" 2>&1)"
+	check_contains "the lint refuses while rendered for 0.25" \
+		"$("$LINT" "$E2E_TMP/while-0.25.bt" 2>&1 || true)" "while-0.25.bt:2: while"
+	local v
+	for v in 0.17.0 0.23.2; do
+		printf '// bpftrace:   v%s (as asked)\nBEGIN { while (1) { } }\n' "$v" >"$E2E_TMP/while-$v.bt"
+		check_empty "the lint accepts while rendered for $v" "$("$LINT" "$E2E_TMP/while-$v.bt" 2>&1)"
+	done
+	# A loop over a range: from 0.24.
+	local range='BEGIN { $n = 3; for ($i : 0..$n) { print($i); } }'
+	printf '// bpftrace:   v0.24.1 (as asked)\n%s\n' "$range" >"$E2E_TMP/range-0.24.bt"
+	printf '// bpftrace:   v0.23.2 (as asked)\n%s\n' "$range" >"$E2E_TMP/range-0.23.bt"
+	check_empty "the lint accepts for (\$i : A..B) rendered for 0.24" "$("$LINT" "$E2E_TMP/range-0.24.bt" 2>&1)"
+	check_contains "the lint refuses for (\$i : A..B) rendered for 0.23" \
+		"$("$LINT" "$E2E_TMP/range-0.23.bt" 2>&1 || true)" "range-0.23.bt:2: range loop"
 }
 
 # Every combination of SCRIPT's choice parameters, one line each

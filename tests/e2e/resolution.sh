@@ -135,6 +135,9 @@ test_provenance_against_gdb() {
 	for s in xid-rate xid-events oid-consumers; do
 		"$PGBT_GEN" -p "$CL_PID" "$s" via=watchpoint >"$E2E_TMP/prov-$s-watchpoint.bt"
 	done
+	# ... and the sampler's (ProcGlobal's lists, PGPROC's slots), which
+	# waits's default rendering does not need either
+	"$PGBT_GEN" -p "$CL_PID" waits mode=sample >"$E2E_TMP/prov-waits-sample.bt"
 	gdb_check_provenance "$CL_PID" "$E2E_TMP/prov.diff" "$E2E_TMP"/prov-*.bt
 	diff=$(cat "$E2E_TMP/prov.diff")
 	check_eq "pg$v: every fact of the scripts' provenance equals gdb's ($PROV_N facts)" "$diff" ""

@@ -21,10 +21,23 @@
 #          followed by pid=A, sleeps 0.5 s then waits ~400 ms for an
 #          advisory lock H holds; only A is seen, with both waits and its
 #          idle ClientRead.
+#   sample waits mode=sample (the sampler: every backend's PGPROC read at
+#          each tick that lands in the cluster) on every server build
+#          (bpftraces in turn), beside waits mode=switch, in a cluster of
+#          max_connections=150 (so bpftrace before 0.24 reads its slots in
+#          two windows): B burns a CPU for ~2.6 s, so that every tick lands
+#          in the cluster; S sleeps 2 s in it; I stays idle; W is an idle
+#          walsender. S's 2 s in Timeout:PgSleep, B's time on CPU and I's
+#          Client:ClientRead in every sample come out of samples x 1/hz s
+#          (within SAMPLE_TOL_MS per window), the client backends' shares
+#          within SHARE_TOL points of mode=switch's, and the background
+#          processes under their own kinds (the checkpointer under 0, the
+#          logical replication launcher under 2, W under 3).
 #   errors a bad pid= (not a backend, the postmaster, no such process),
 #          backend-waits without pid=, mode=usdt and via=usdt on a build
-#          without the probes: one line on stderr, nothing on stdout (on
-#          the first leg on the host whose build has no such probes).
+#          without the probes, an hz= out of range: one line on stderr,
+#          nothing on stdout (on the first leg on the host whose build has
+#          no such probes).
 # Every rendering also keeps to the portable bpftrace subset and compiles.
 # tests/run: exclusive watchpoints
 set -euo pipefail
@@ -37,6 +50,12 @@ TOL_MS=100
 # switches' own slack (a wait's first and last on-CPU moments).
 SLACK_MS=20
 USDT_BUILD=18-waitprobes
+# mode=sample: a sample's figure is its window's count of ticks x 1/hz s;
+# S's 2 s sleep and B's burn are caught to within a tick or two at their
+# ends (a window's tick each), and a tick may be missed or, rarely, taken
+# twice (two CPUs whose timers fire together). Measured: tests/README.md.
+SAMPLE_TOL_MS=150
+SHARE_TOL=6
 
 # The rendering $E2E_TMP/NAME.bt keeps to the subset and compiles;
 # BACKEND: our PID of the backend it follows (its probes name that PID).
@@ -167,6 +186,8 @@ test_errors() {
 		waits mode=usdt
 	expect_gen_error "backend-waits via=usdt without the probes" "via=usdt needs a build with the USDT probes" \
 		backend-waits pid="$(cl_psql -c "select pid from pg_stat_activity where backend_type = 'checkpointer'")" via=usdt
+	expect_gen_error "waits hz=0" "hz='0': not an integer in 1..100" waits mode=sample hz=0
+	expect_gen_error "waits hz=101" "hz='101': not an integer in 1..100" waits mode=sample hz=101
 }
 
 # What each mechanism's first line says of itself.
@@ -268,6 +289,129 @@ test_watch() {
 	cluster_stop
 }
 
+# Sums of "@MAP[KEYS, EVENT]: N" (KEYS: the first key, e.g. a kind or
+# PID; EVENT the last; "" for a map keyed by KEYS alone), in ms; N in US
+# (default) or ns (unit ns).
+ms_in() {
+	awk -v key="@$2[$3" -v ev="$4" -v unit="${5:-us}" '
+		{ k = $1; for (i = 2; i < NF; i++) k = k " " $i }
+		(ev == "" && k == key "]:") || (ev != "" && k == key ", " ev "]:") { s += $NF }
+		END { printf "%d\n", s / (unit == "ns" ? 1000000 : 1000) }' "$1"
+}
+
+# The client backends' share (percent) of EVENT (or "on CPU") in FILE: of
+# their time on CPU and in waits, Client:ClientRead (idle) aside, as
+# pgbt-gen report counts it.
+client_share() {
+	awk -v ev="$2" '
+		$1 == "@cpu_ns[1]:" { cpu += $2 / 1000 }
+		$1 == "@wait_us[1," { e = $2; for (i = 3; i < NF; i++) e = e " " $i; sub(/\]:$/, "", e)
+			if (e != "Client:ClientRead") { all += $NF; if (e == ev) x += $NF } }
+		END { all += cpu; if (ev == "on CPU") x = cpu
+			printf "%d\n", (all > 0 ? 100 * x / all + 0.5 : -1) }' "$1"
+}
+
+test_sample() {
+	cluster_start "$LEG_BUILD" max_connections=150 wal_level=replica max_wal_senders=2
+	render sample waits mode=sample || { cluster_stop; return 0; }
+	render sample-switch waits mode=switch || { cluster_stop; return 0; }
+	check_contains "$LEG: mode=sample says what it does" "$(header sample)" \
+		"Sampling the wait events of postmaster PID %d's processes %d times a second (times are estimates"
+	local nwin=1
+	(($(bt_minor) < 24)) && nwin=2    # slots in windows of 128
+
+	# I and W: an idle session and an idle walsender, fed through fifos.
+	local dir=$E2E_TMP/sample-$LEG_BUILD-$LEG_BT ifd wfd i_pid w_pid i
+	mkdir -p "$dir" && chown postgres: "$dir"
+	mkfifo "$dir/i.in" "$dir/w.in" && chmod 666 "$dir/i.in" "$dir/w.in"
+	pgbt_bg cl_psql -o /dev/null -f "$dir/i.in"
+	local i_bg=$BG_PID
+	pgbt_bg cl_psql -o /dev/null -d "dbname=postgres replication=database" -f "$dir/w.in"
+	local w_bg=$BG_PID
+	exec {ifd}<>"$dir/i.in" {wfd}<>"$dir/w.in"
+	printf '\\o %s\nselect pg_backend_pid();\n\\o /dev/null\n' "$dir/i.pid" >&$ifd
+	for ((i = 0; i < 100; i++)); do [[ -s $dir/i.pid ]] && break; sleep 0.05; done
+	i_pid=$(head -n1 "$dir/i.pid")
+	wait_sql "select count(*) from pg_stat_activity where backend_type = 'walsender'" ||
+		fail "$LEG: the walsender W did not connect"
+	w_pid=$(cl_psql -c "select pid from pg_stat_activity where backend_type = 'walsender'")
+
+	bt_launch "$E2E_TMP/sample.bt" "$E2E_TMP/sample.out"
+	local bt_sample=$BT_PID
+	bt_launch "$E2E_TMP/sample-switch.bt" "$E2E_TMP/sample-switch.out"
+	local bt_switch=$BT_PID
+	bt_attached "$bt_sample" "$bt_switch" || true
+
+	# B: ~2.6 s on a CPU; S: 2 s in pg_sleep meanwhile. B reads
+	# pg_stat_activity first, which touches every live process's PGPROC,
+	# so that the pages of shared memory they are on are mapped in B (a
+	# fresh backend has mapped only those around its own: a process a tick
+	# lands in cannot read a page it never touched, BPF does not fault it
+	# in, and the sampler counts such slots in @slots_unread instead).
+	pgbt_bg cl_psql -o /dev/null -c "select count(*) from pg_stat_activity" \
+		-c "do \$\$ begin while clock_timestamp() < statement_timestamp() + interval '2.6 s'
+		loop end loop; end \$\$ /* sample-burn */"
+	local b_bg=$BG_PID b_pid s_pid
+	pgbt_bg cl_psql -c "select pg_sleep(2) /* sample-sleep */"
+	local s_bg=$BG_PID
+	s_pid=$(waiting_pid "select pg_sleep(2) /* sample-sleep */")
+	b_pid=$(cl_psql -c "select pid from pg_stat_activity where query like 'do % sample-burn %'
+		and pid <> pg_backend_pid()")
+	wait "$s_bg" || true
+	wait "$b_bg" || true
+	sleep 0.2
+	bt_stop "$bt_sample" "$bt_switch"
+	echo '\q' >&$ifd
+	echo '\q' >&$wfd
+	exec {ifd}>&- {wfd}>&-
+	wait "$i_bg" || true
+	wait "$w_bg" || true
+
+	local o=$E2E_TMP/sample.out sw=$E2E_TMP/sample-switch.out sampled tol=$((SAMPLE_TOL_MS * nwin))
+	check_empty "$LEG: mode=sample: no bpftrace errors" "$(bt_problems "$o" "$sw")"
+	check_eq "$LEG: mode=sample: slots read in $nwin window(s) of this bpftrace's size" \
+		"$(bt_map "$o" sample_windows)" "$nwin"
+	sampled=$(bt_map "$o" sample_ticks sampled)
+	echo "$LEG: mode=sample: $sampled ticks sampled, $(bt_map "$o" sample_ticks missed) missed, $(bt_map "$o" slots_unread) slot reads failed"
+	check_near "$LEG: mode=sample: S's ms in Timeout:PgSleep, from samples" \
+		"$(ms_in "$o" wait_us_by_pid "$s_pid" Timeout:PgSleep)" 2000 "$tol"
+	check_near "$LEG: mode=sample: B's ms on CPU, from samples" \
+		"$(ms_in "$o" cpu_ns_by_pid "$b_pid" "" ns)" 2600 "$tol"
+	# I was idle at every tick sampled: in one window, at each (a tick
+	# more or less, at the trace's ends); in two, at every other tick, as
+	# many of them as the other window's give or take one per run of
+	# sampled ticks (mostly one, B's: the others are a psql's moment).
+	check_near "$LEG: mode=sample: I idle (Client:ClientRead) at every sample ($sampled ticks sampled)" \
+		"$(ms_in "$o" wait_us_by_pid "$i_pid" Client:ClientRead)" $((${sampled:-0} * 50)) \
+		$((nwin == 1 ? 50 : 300))
+	check_eq "$LEG: mode=sample: I's PID is seen in Client:ClientRead only" \
+		"$(awk -v k="@wait_us_by_pid[$i_pid," '$1 == k { print $2 }' "$o" | sort -u | tr '\n' ' ')" "Client:ClientRead]: "
+	check_near "$LEG: mode=sample: client backends' share of Timeout:PgSleep near mode=switch's (%)" \
+		"$(client_share "$o" Timeout:PgSleep)" "$(client_share "$sw" Timeout:PgSleep)" "$SHARE_TOL"
+	check_near "$LEG: mode=sample: client backends' share on CPU near mode=switch's (%)" \
+		"$(client_share "$o" "on CPU")" "$(client_share "$sw" "on CPU")" "$SHARE_TOL"
+	# Every process of the server, seen (B's time on CPU, the others' waits).
+	local pids seen missing=
+	pids=$(cl_psql -c "select pid from pg_stat_activity where pid <> pg_backend_pid() order by 1")
+	seen=$(awk -F'[][, ]+' '/^@(wait_us|cpu_ns)_by_pid\[/ { print $2 }' "$o" | sort -u)
+	for pid in $pids; do
+		grep -qx "$pid" <<<"$seen" || missing+=" $pid"
+	done
+	check_eq "$LEG: mode=sample: every process of the server seen (of$(tr '\n' ' ' <<<" $pids"))" "${missing# }" ""
+	# The background processes under their own kinds, as mode=switch has them.
+	local k ev
+	for k in "0 Activity:CheckpointerMain" "2 Activity:LogicalLauncherMain" "3 Client:ClientRead"; do
+		read -r k ev <<<"$k"
+		check_eq "$LEG: mode=sample: $ev under kind $k (mode=switch: $(ms_in "$sw" wait_us "$k" "$ev") ms)" \
+			"$(($(ms_in "$o" wait_us "$k" "$ev") > 0))" 1
+	done
+	check_eq "$LEG: mode=sample: W (walsender) in Client:ClientRead under kind 3, not 1" \
+		"$(($(ms_in "$o" wait_us_by_pid "$w_pid" Client:ClientRead) <= $(ms_in "$o" wait_us 3 Client:ClientRead)))" 1
+	check_eq "$LEG: mode=sample: no Activity: wait under the client backends" \
+		"$(grep -c '^@wait_us\[1, Activity:' "$o" || true)" 0
+	cluster_stop
+}
+
 first=1
 for bt in $PGBT_E2E_BPFTRACES; do
 	leg_use "$USDT_BUILD/$bt" && test_usdt
@@ -277,5 +421,6 @@ for bt in $PGBT_E2E_BPFTRACES; do
 done
 for leg in $(e2e_legs_checked each); do
 	leg_use "$leg" && test_watch
+	leg_use "$leg" && test_sample
 done
 e2e_done

@@ -17,9 +17,11 @@
 #
 # A rendering for a newer bpftrace (its provenance line "// bpftrace:
 # v0.23.2 ...", written by pgbt-gen) may use what that version has: map
-# iteration, `for ($kv : @map)`, from 0.21. Without that line: 0.17.
-# `while` (in 0.17, deprecated by later releases: 0.27 warns) only in a
-# rendering for a bpftrace before 0.23.
+# iteration, `for ($kv : @map)`, from 0.21; a loop over a range, `for ($i :
+# A..B)`, from 0.24. Without that line: 0.17. `while` (in 0.17; deprecated
+# from 0.25 in favour of range loops, and 0.27 warns) only in a rendering
+# for a bpftrace before 0.25 (bpftrace's CHANGELOG.md: 0.24.0 "For loops
+# now support `..` ranges", 0.25.0 "`while` is now deprecated").
 set -euo pipefail
 file=${1:?usage: bt-subset.sh FILE [POSTMASTER_PID]}
 pm=${2:-}
@@ -56,10 +58,17 @@ line ~ /^BEGIN/                         { if (++begins > 1) bad("more than one B
 line ~ /^END/                           { if (++ends > 1) bad("more than one END") }
 line ~ /(^|[^a-z_])config[ \t]*=/       { bad("config block (bpftrace >= 0.20)") }
 line ~ /(^|[;{ \t])let[ \t]/            { bad("let (bpftrace >= 0.22)") }
-line ~ /(^|[;{ \t])while[ \t]*\(/     { if (minor >= 23) bad("while (0.17 to 0.22 only: later releases deprecate it)") }
+line ~ /(^|[;{ \t])while[ \t]*\(/     { if (minor >= 25) bad("while (0.17 to 0.24 only: 0.25 deprecates it)") }
 line ~ /(^|[;{ \t])for[ \t]*\(/ {
-	if (minor < 21 || line !~ /(^|[;{ \t])for[ \t]*\(\$[A-Za-z_0-9]+[ \t]*:[ \t]*@[A-Za-z_0-9]+[ \t]*\)/)
-		bad("loop (not in 0.17; for ($kv : @map) from 0.21, for a rendering that says so)")
+	if (line ~ /(^|[;{ \t])for[ \t]*\(\$[A-Za-z_0-9]+[ \t]*:[ \t]*@[A-Za-z_0-9]+[ \t]*\)/) {
+		if (minor < 21)
+			bad("loop (not in 0.17; for ($kv : @map) from 0.21, for a rendering that says so)")
+	} else if (line ~ /(^|[;{ \t])for[ \t]*\(\$[A-Za-z_0-9]+[ \t]*:[ \t]*[^;]*\.\.[^;]*\)/) {
+		if (minor < 24)
+			bad("range loop (not before 0.24; for ($i : A..B) from 0.24, for a rendering that says so)")
+	} else {
+		bad("loop (not in 0.17; for ($kv : @map) from 0.21, for ($i : A..B) from 0.24, for a rendering that says so)")
+	}
 }
 line ~ /(^|[;{ \t])(break|continue)[ \t]*;/ { bad("break/continue") }
 line ~ /offsetof[ \t]*\(/               { bad("offsetof() (bpftrace >= 0.18): emit numbers") }

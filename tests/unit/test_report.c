@@ -1,7 +1,8 @@
 /* Tests of pgbt-gen report (report/): the "//@ report" lines of every
  * script; real bpftrace -f json output of waits from bpftrace 0.17, 0.23
  * and 0.27 (tests/unit/report/, captured with two sessions in
- * pg_sleep(0.2) on Debian's 15) read into the text report, JSON lines and
+ * pg_sleep(0.2) on Debian's 15; and of waits mode=sample, its estimates
+ * with their sample counts) read into the text report, JSON lines and
  * Prometheus text; keys with commas; percentiles from log2 buckets; bad
  * input refused in one line. Run from the top of the tree. */
 #include "check.h"
@@ -9,6 +10,7 @@
 #include "report_load.h"
 #include "report/input.h"
 #include "report/jsonl.h"
+#include "report/cell.h"
 #include "report/prom.h"
 #include "report/reader.h"
 #include "report/table.h"
@@ -97,6 +99,57 @@ out:
 	if (o)
 		json_object_put(o);
 	return ret;
+}
+
+/* Field `field` of the row labelled `label` (or, with label NULL, keyed
+ * k1=v1) of table `table`, client backends' where rows have kinds, in the
+ * JSON line `line` (the first of a string); -1 when absent. */
+static double json_row(const char *line, const char *table, const char *k1, const char *v1,
+		       const char *label, const char *field)
+{
+	struct json_object *o = json_tokener_parse(line), *tables, *rows;
+	double ret = -1;
+
+	if (!o || !json_object_object_get_ex(o, "tables", &tables))
+		goto out;
+	for (size_t i = 0; i < json_object_array_length(tables); i++) {
+		struct json_object *t = json_object_array_get_idx(tables, i), *name;
+		if (!json_object_object_get_ex(t, "name", &name) ||
+		    strcmp(json_object_get_string(name), table) != 0 ||
+		    !json_object_object_get_ex(t, "rows", &rows))
+			continue;
+		for (size_t k = 0; k < json_object_array_length(rows); k++) {
+			struct json_object *row = json_object_array_get_idx(rows, k), *keys, *v, *f;
+			json_object_object_get_ex(row, "keys", &keys);
+			if (label ? !json_object_object_get_ex(row, "label", &v) ||
+				    strcmp(json_object_get_string(v), label) != 0 :
+				    !keys || !json_object_object_get_ex(keys, k1, &v) ||
+				    strcmp(json_object_get_string(v), v1) != 0)
+				continue;
+			if (keys && json_object_object_get_ex(keys, "kind", &v) &&
+			    strcmp(json_object_get_string(v), "client backend") != 0)
+				continue;
+			if (json_object_object_get_ex(row, field, &f))
+				ret = json_object_get_double(f);
+			goto out;
+		}
+	}
+out:
+	if (o)
+		json_object_put(o);
+	return ret;
+}
+
+/* The last line of JSON lines s (the whole trace's report). */
+static const char *last_line(const char *s)
+{
+	const char *end = s + strlen(s), *p;
+
+	while (end > s && end[-1] == '\n')
+		end--;
+	for (p = end; p > s && p[-1] != '\n'; p--)
+		;
+	return p;
 }
 
 static void test_every_spec(void)
@@ -213,6 +266,60 @@ static void test_waits_captures(void)
 		CHECK(strstr(r.prom, "pgbt_waits_total{kind=\"client backend\",event=\"Timeout:PgSleep\"") != NULL);
 		if (r.rc == 0 && (!strstr(r.prom, "pgbt_wait_seconds_total") || s < 0))
 			fprintf(stderr, "     %s:\n%s\n%s\n%s\n", files[i], r.text, r.json, r.prom);
+		free_run(&r);
+		free(in);
+	}
+	rmdir(dir);
+}
+
+/* waits mode=sample's captures (bpftrace -f json of waits mode=sample
+ * interval=1 on Debian's 15, while one session slept in pg_sleep(1) and
+ * another burnt a CPU for 1.6 s, so that every tick then landed in the
+ * cluster; 0.17, 0.23, 0.27): every bpftrace's JSON gives the same
+ * estimates, with their sample counts and no counts, averages or
+ * percentiles (samples are not waits). */
+static void test_sample_captures(void)
+{
+	static const char *const files[] = {
+		"tests/unit/report/waits-sample-bt0.17.json", "tests/unit/report/waits-sample-bt0.23.json",
+		"tests/unit/report/waits-sample-bt0.27.json",
+	};
+	char dir[] = "/tmp/pgbt-report-test.XXXXXX";
+
+	CHECK(mkdtemp(dir) != NULL);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char *in = slurp(files[i], NULL), want[256];
+		const char *trace;
+		struct run r;
+
+		CHECK(in != NULL);
+		if (!in)
+			continue;
+		run_reader(in, dir, &r);
+		CHECK(r.rc == 0);
+		if (r.rc)
+			fprintf(stderr, "     %s: %s\n", files[i], r.err);
+		CHECK(r.text && strstr(r.text, "Time by wait event (" RP_SAMPLES_NOTE "):"));
+		CHECK(r.text && strstr(r.text, "  event                              time   share   samples\n"));
+		CHECK(r.text && !strstr(r.text, "p50<"));
+		trace = r.json ? last_line(r.json) : "";
+		CHECK(strstr(trace, "\"scope\":\"trace\"") != NULL);
+		/* 20 samples of 50 ms in pg_sleep, 32 on CPU */
+		CHECK(json_row(trace, "waits", "event", "Timeout:PgSleep", NULL, "sum") == 1.0);
+		CHECK(json_row(trace, "waits", "event", "Timeout:PgSleep", NULL, "samples") == 20);
+		CHECK(json_row(trace, "waits", "event", "Timeout:PgSleep", NULL, "count") == -1);
+		CHECK(json_row(trace, "waits", "event", "Timeout:PgSleep", NULL, "p50") == -1);
+		CHECK(json_row(trace, "waits", NULL, NULL, "on CPU", "sum") == 1.6);
+		CHECK(json_row(trace, "waits", NULL, NULL, "on CPU", "samples") == 32);
+		CHECK(json_row(trace, "sampler", "ticks", "sampled", NULL, "sum") == 32);
+		CHECK(json_row(trace, "sampler", "ticks", "missed", NULL, "sum") > 0);
+		snprintf(want, sizeof(want), "pgbt_wait_samples_total{kind=\"client backend\","
+			 "event=\"Timeout:PgSleep\",datadir=\"");
+		CHECK(strstr(r.prom, want) != NULL);
+		CHECK(strstr(r.prom, "# TYPE pgbt_cpu_samples_total counter") != NULL);
+		CHECK(strstr(r.prom, "pgbt_wait_duration_seconds") == NULL);
+		if (r.rc == 0 && json_row(trace, "waits", "event", "Timeout:PgSleep", NULL, "samples") != 20)
+			fprintf(stderr, "     %s:\n%s\n%s\n%s\n", files[i], r.text, trace, r.prom);
 		free_run(&r);
 		free(in);
 	}
@@ -354,6 +461,7 @@ int main(void)
 	test_ident();
 	test_keys_and_buckets();
 	test_waits_captures();
+	test_sample_captures();
 	test_bad_input();
 	return check_done();
 }
