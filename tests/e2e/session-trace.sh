@@ -149,7 +149,11 @@ summary_from_report() {
 
 test_leg() {
 	local output=$1
-	cluster_start "$LEG_BUILD" autovacuum=off max_parallel_workers_per_gather=0 $(query_id_guc "$LEG_BUILD")
+	# (wal_skip_threshold=0: with wal_level=minimal, a relation rewritten
+	# in a transaction is fsynced at its commit, not WAL-logged through
+	# shared buffers, so VACUUM FULL leaves cold out of them)
+	cluster_start "$LEG_BUILD" autovacuum=off max_parallel_workers_per_gather=0 wal_skip_threshold=0 \
+		$(query_id_guc "$LEG_BUILD")
 	cl_psql -c "create table lk (id int primary key, v int); insert into lk values (1, 0)" \
 		-c "create table cold as select g, repeat('x', 100) as pad from generate_series(1, 5000) g" \
 		-c "vacuum full cold" >/dev/null
@@ -158,8 +162,11 @@ test_leg() {
 	render st -d "$conn" session-trace pid="$T_PID" output="$output" max_relations=20 || { t_close; cluster_stop; return 0; }
 	check_eq "$LEG: the Run line: bpftrace -p and T's PID on this host" "$(bt_run_pid "$E2E_TMP/st.bt")" \
 		"$(cl_host_pid "$T_PID")"
+	# Strings: 0.17's 64 (a larger one passes BPF's stack), 200 on 0.23,
+	# 0.27's own 1024 (smaller ones go on BPF's stack)
 	local strlen=200
-	(($(bt_minor) < 20)) && strlen=64    # (0.17: a larger one passes BPF's stack)
+	(($(bt_minor) < 20)) && strlen=64
+	(($(bt_minor) >= 27)) && strlen=
 	BT_STRLEN=$strlen BT_FLAGS="-f json" bt_start "$E2E_TMP/st.bt" "$out" || { t_close; cluster_stop; return 0; }
 
 	local sleep_ms lock_ms read_plan err_out bind=1
@@ -193,7 +200,9 @@ test_leg() {
 	events "$out" "$output" >"$E2E_TMP/ev-$LEG_BUILD"
 	by_statement "$E2E_TMP/ev-$LEG_BUILD" >"$E2E_TMP/bs-$LEG_BUILD"
 	local ev=$E2E_TMP/ev-$LEG_BUILD bs=$E2E_TMP/bs-$LEG_BUILD
-	check_bt_quiet "$LEG: no warnings" "$out"
+	# (bpftrace's own messages, not the trace's events: an error line says ERROR)
+	grep -v '^{"type": "\(printf\|value\)"' "$out" >"$out.bt" || true
+	check_bt_quiet "$LEG: no warnings" "$out.bt"
 	check_eq "$LEG: some 20 events or more" "$(($(wc -l <"$ev") >= 20))" 1
 	check_eq "$LEG: every line under T's PID ($T_PID), none of H's ($h_pid)" \
 		"$(awk -F'\t' '{ print $2 }' "$ev" | sort -u | paste -sd' ')" "$T_PID"
@@ -204,8 +213,13 @@ select 1/0;${bind:+
 select \$1::int + 1 }
 set work_mem = '64kB';
 select count(*) from (select g from generate_series(1, 20000) g order by g desc) s;"
+	# (texts cut as bpftrace cuts its strings: 63 bytes on 0.17)
+	local cut=$texts line
+	if [[ $strlen == 64 ]]; then
+		cut=$(while IFS= read -r line; do bt_cut "$line" 64; done <<<"$texts")
+	fi
 	check_eq "$LEG: T's statements, in order" "$(awk -F'\t' '$3 == "statement" { sub(/ +$/, "", $5); print $5 }' "$ev")" \
-		"$(sed 's/ *$//' <<<"$texts")"
+		"$(sed 's/ *$//' <<<"$cut")"
 	check_eq "$LEG: each statement ends once" "$(grep -c $'\tend\t' "$ev")" "$(grep -c $'\tstatement\t' "$ev")"
 
 	# pg_sleep(0.2): its wait, off CPU; execute's time covers it (0.20+)
