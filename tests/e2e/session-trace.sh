@@ -129,7 +129,8 @@ summary_from_lines() {
 			for (i = 1; i <= 9; i++) if ($(i + 3) + 0) blk[$1, nm[i]] += $(i + 3)
 		}
 		END {
-			for (q in calls) { print "calls", q, "-", calls[q]; print "elapsed", q, "-", el[q]; print "oncpu", q, "-", on[q] }
+			# (the report leaves out a row of 0: a statement off CPU throughout)
+			for (q in calls) { print "calls", q, "-", calls[q]; print "elapsed", q, "-", el[q]; if (on[q]) print "oncpu", q, "-", on[q] }
 			for (k in w) { split(k, a, SUBSEP); print "wait", a[1], a[2], w[k]; print "waits", a[1], a[2], wn[k] }
 			for (k in blk) { split(k, a, SUBSEP); print "blocks", a[1], a[2], blk[k] }
 		}' | sort
