@@ -49,7 +49,7 @@ for s in $OB_SERIES; do
 	lock-events-select) series "$s" WC_SCRIPT=lock-events WC_ARGS=pid=IDLE WC_SHAPE=select ;;
 	lock-events-rate) series "$s" WC_SCRIPT=lock-events WC_ARGS=pid=IDLE WC_SHAPE=select WC_RATE="$OB_RATE" ;;
 	lwlock-events-select) series "$s" WC_SCRIPT=lwlock-events WC_ARGS=pid=IDLE WC_SHAPE=select ;;
-	session-trace-select) series "$s" WC_SCRIPT=session-trace WC_ARGS=pid=IDLE WC_SHAPE=select ;;
+	session-trace-select) series "$s" WC_SCRIPT=session-trace WC_ARGS=pid=IDLE WC_SHAPE=select WC_STRLEN=64 ;;
 	*) echo "one-backend: no series '$s'" >&2; exit 2 ;;
 	esac
 done
