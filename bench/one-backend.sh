@@ -12,9 +12,11 @@
 # variant once per round in turning order: lock-events flat out (TPS),
 # lock-events at a fixed rate every variant can hold (CPU time per
 # transaction: the whole cost, where TPS only mirrors it), lwlock-events
-# flat out (USDT probes on Debian's 15). OB_ROUNDS (5), OB_SECONDS (10),
-# OB_RATE (1000 TPS), OB_SERIES (default all three: lock-events-select
-# lock-events-rate lwlock-events-select). Holds /tmp/pgbt-e2e.lock for each
+# flat out (USDT probes on Debian's 15), session-trace flat out (its
+# watchpoint armed on the idle backend where this machine's fire).
+# OB_ROUNDS (5), OB_SECONDS (10), OB_RATE (1000 TPS), OB_SERIES (default
+# all four: lock-events-select lock-events-rate lwlock-events-select
+# session-trace-select). Holds /tmp/pgbt-e2e.lock for each
 # series, as the bench does; a window others disturbed is measured again,
 # up to 8 times (WC_REDO).
 set -euo pipefail
@@ -23,7 +25,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-$here/results/one-backend}
 mkdir -p "$out"
 : "${OB_ROUNDS:=5}" "${OB_SECONDS:=10}" "${OB_RATE:=1000}"
-: "${OB_SERIES:=lock-events-select lock-events-rate lwlock-events-select}"
+: "${OB_SERIES:=lock-events-select lock-events-rate lwlock-events-select session-trace-select}"
 
 variants=(none=none)
 for bt in "$(command -v bpftrace)" "$PGBT_CACHE/bin/bpftrace-trixie" "$PGBT_CACHE/bin/bpftrace-sid"; do
@@ -47,6 +49,7 @@ for s in $OB_SERIES; do
 	lock-events-select) series "$s" WC_SCRIPT=lock-events WC_ARGS=pid=IDLE WC_SHAPE=select ;;
 	lock-events-rate) series "$s" WC_SCRIPT=lock-events WC_ARGS=pid=IDLE WC_SHAPE=select WC_RATE="$OB_RATE" ;;
 	lwlock-events-select) series "$s" WC_SCRIPT=lwlock-events WC_ARGS=pid=IDLE WC_SHAPE=select ;;
+	session-trace-select) series "$s" WC_SCRIPT=session-trace WC_ARGS=pid=IDLE WC_SHAPE=select WC_STRLEN=64 ;;
 	*) echo "one-backend: no series '$s'" >&2; exit 2 ;;
 	esac
 done

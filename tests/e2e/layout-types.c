@@ -26,6 +26,7 @@
 #include "storage/s_lock.h"
 #include "storage/smgr.h"
 #include "storage/sync.h"
+#include "tcop/cmdtag.h"
 #include "utils/rel.h"
 #include "utils/timeout.h"
 #if PG_VERSION_NUM >= 140000
@@ -62,6 +63,7 @@ LWLock pgbt_LWLock;
 PGPROC pgbt_PGPROC;
 PROCLOCK pgbt_PROCLOCK;
 PROC_HDR pgbt_PROC_HDR;
+QueryCompletion pgbt_QueryCompletion;
 PgBackendStatus pgbt_PgBackendStatus;
 Port pgbt_Port;
 RangeVar pgbt_RangeVar;
