@@ -593,7 +593,7 @@ static enum expr_kind classify(const struct pgbt_scope *s, const char *expr)
 
 	if (let_of(s, expr))
 		return K_LET;
-	if (expr[0] == '$')
+	if (expr[0] == '$' && !top_plus(expr))    /* "$hz + $hz": a sum */
 		return K_PARAM;
 	if (strcmp(expr, "postmaster.pid") == 0 || strcmp(expr, "datadir") == 0 ||
 	    strcmp(expr, "shmem.base") == 0 || strcmp(expr, "report") == 0)

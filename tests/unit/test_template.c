@@ -500,6 +500,9 @@ static void test_language(struct pgbt_target *t)
 	expect(t, HEADER "{{ major + 1 }}\n", NULL, "\n18\n");
 	expect(t, HEADER "{{ 0x10 + sizeof(FullTransactionId) }}\n", NULL, "\n0x18\n");
 	expect_error(t, HEADER "{{ major + binary }}\n", NULL, "not a number");
+	/* a parameter first in a sum: the sum, not a parameter named "hz + $hz" */
+	expect(t, HEADER "//@ param hz int:1..100 20 rate\nprofile:hz:{{ $hz + $hz + $hz + $hz }}\n",
+	       "hz=25", "\nprofile:hz:100\n");
 	expect_error(t, HEADER "//@ param m choice:a|b a mode\n{{if $m == b}}{{ error(mode=b needs X (see Y)) }}{{end}}\n",
 		     "m=b", "t: mode=b needs X (see Y)");
 	expect(t, HEADER "//@ param m choice:a|b a mode\n{{if $m == b}}{{ error(no) }}{{end}}ok\n",
