@@ -107,6 +107,14 @@ test_lwlocks() {
 	bt_attached "${pids[@]}"
 	cl_run pgbench -n -c 8 -j 2 -t 400 >"$E2E_TMP/pgbench.out" 2>&1
 	bt_stop "${pids[@]}"
+	local skipped_usdt=${_BT_MISSES[${pids[2]}]:-0} skipped_uprobe=${_BT_MISSES[${pids[3]}]:-0}
+	echo "$LEG: lwlocks output=all: runs the kernel skipped (recursion_misses): USDT $skipped_usdt, uprobe $skipped_uprobe" >&2
+	# A key printed twice: bytes of a key left undefined (0.17 once did,
+	# for a string chosen by a conditional), its count split and lost.
+	for v in all all-uprobe; do
+		check_empty "$LEG: lwlocks output=$v: no map key printed twice" \
+			"$(awk -F': ' '/^@/ { n[$1]++ } END { for (k in n) if (n[k] > 1) print k " x" n[k] }' "$E2E_TMP/lw-$v.out" | head -n 3)"
+	done
 
 	local named="BufferContent|BufferMapping|WALInsert|WALWrite|LockManager|ProcArray|XactSLRU|XidGen"
 	local mode a b
