@@ -357,7 +357,15 @@ test_sample() {
 	s_pid=$(waiting_pid "select pg_sleep(2) /* sample-sleep */")
 	b_pid=$(cl_psql -c "select pid from pg_stat_activity where query like 'do % sample-burn %'
 		and pid <> pg_backend_pid()")
+	# B's time runnable but not running, as the kernel counts it
+	# (schedstat's run_delay), over S's sleep: mode=switch counts only
+	# time running as on CPU, mode=sample also time runnable.
+	local b_host b_delay0= b_delay_ms=
+	b_host=$(cl_host_pid "$b_pid" 2>/dev/null) &&
+		b_delay0=$(cut -d' ' -f2 "/proc/$b_host/schedstat" 2>/dev/null) || true
 	wait "$s_bg" || true
+	[[ -n $b_delay0 ]] &&
+		b_delay_ms=$((($(cut -d' ' -f2 "/proc/$b_host/schedstat" 2>/dev/null || echo "$b_delay0") - b_delay0) / 1000000))
 	wait "$b_bg" || true
 	sleep 0.2
 	bt_stop "$bt_sample" "$bt_switch"
@@ -373,10 +381,16 @@ test_sample() {
 		"$(bt_map "$o" sample_windows)" "$nwin"
 	sampled=$(bt_map "$o" sample_ticks sampled)
 	echo "$LEG: mode=sample: $sampled ticks sampled, $(bt_map "$o" sample_ticks missed) missed, $(bt_map "$o" slots_unread) slot reads failed"
-	check_near "$LEG: mode=sample: S's ms in Timeout:PgSleep, from samples" \
-		"$(ms_in "$o" wait_us_by_pid "$s_pid" Timeout:PgSleep)" 2000 "$tol"
-	check_near "$LEG: mode=sample: B's ms on CPU, from samples" \
-		"$(ms_in "$o" cpu_ns_by_pid "$b_pid" "" ns)" 2600 "$tol"
+	# Fewer by the ticks it reports missed (no process of the cluster on
+	# a CPU at any firing of the tick: B preempted by other work), never
+	# more.
+	local missed short
+	missed=$(bt_map "$o" sample_ticks missed)
+	short=$((${missed:-0} * 50))
+	check_between "$LEG: mode=sample: S's ms in Timeout:PgSleep, from samples (less $short ms missed)" \
+		"$(ms_in "$o" wait_us_by_pid "$s_pid" Timeout:PgSleep)" $((2000 - short)) 2000 "$tol"
+	check_between "$LEG: mode=sample: B's ms on CPU, from samples (less $short ms missed)" \
+		"$(ms_in "$o" cpu_ns_by_pid "$b_pid" "" ns)" $((2600 - short)) 2600 "$tol"
 	# I was idle at every tick sampled: in one window, at each (a tick
 	# more or less, at the trace's ends); in two, at every other tick, as
 	# many of them as the other window's give or take one per run of
@@ -386,10 +400,17 @@ test_sample() {
 		$((nwin == 1 ? 50 : 300))
 	check_eq "$LEG: mode=sample: I's PID is seen in Client:ClientRead only" \
 		"$(awk -v k="@wait_us_by_pid[$i_pid," '$1 == k { print $2 }' "$o" | sort -u | tr '\n' ' ')" "Client:ClientRead]: "
-	check_near "$LEG: mode=sample: client backends' share of Timeout:PgSleep near mode=switch's (%)" \
-		"$(client_share "$o" Timeout:PgSleep)" "$(client_share "$sw" Timeout:PgSleep)" "$SHARE_TOL"
-	check_near "$LEG: mode=sample: client backends' share on CPU near mode=switch's (%)" \
-		"$(client_share "$o" "on CPU")" "$(client_share "$sw" "on CPU")" "$SHARE_TOL"
+	# The shares agree where B ran when runnable; where it waited on a
+	# run queue (other work on its CPU) mode=switch's "on CPU" is short
+	# by that wait and the two modes measure different things.
+	if [[ -n $b_delay_ms ]] && ((b_delay_ms <= 100)); then
+		check_near "$LEG: mode=sample: client backends' share of Timeout:PgSleep near mode=switch's (%)" \
+			"$(client_share "$o" Timeout:PgSleep)" "$(client_share "$sw" Timeout:PgSleep)" "$SHARE_TOL"
+		check_near "$LEG: mode=sample: client backends' share on CPU near mode=switch's (%)" \
+			"$(client_share "$o" "on CPU")" "$(client_share "$sw" "on CPU")" "$SHARE_TOL"
+	else
+		skip "$LEG: mode=sample: client backends' shares near mode=switch's: B waited ${b_delay_ms:-?} ms on a run queue during S's sleep (over 100: mode=switch does not count it on CPU)"
+	fi
 	# Every process of the server, seen (B's time on CPU, the others' waits).
 	local pids seen missing=
 	pids=$(cl_psql -c "select pid from pg_stat_activity where pid <> pg_backend_pid() order by 1")
