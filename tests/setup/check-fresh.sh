@@ -42,7 +42,9 @@ whats=() done_in_real=()
 step() {
 	local what=$1 have=$2 i=${#whats[@]}; shift 2
 	whats+=("$what")
-	if [[ $have != - && ! -e $real/$have ]]; then
+	# (a build the real cache marks unavailable is tried again: its skip
+	# line says whether the download still fails)
+	if [[ $have != - && ! -e $real/$have && ! -e $real/${have%%/*}.unavailable ]]; then
 		done_in_real+=(1)
 		return 0
 	fi
