@@ -59,11 +59,10 @@ test_leg() {
 	# The checkpointer's run-queue wait (ns) through the checkpoint: a
 	# preemption between the server's clock reads and the call counts in
 	# its "longest", not in the script's.
-	local hck rq0 rq1
-	hck=$(cl_host_pid "$ckpt")
-	rq0=$(awk '{ print $2 }' "/proc/$hck/schedstat")
+	local rq0 rq1
+	rq0=$(cl_run_delay_ns "$ckpt")
 	cl_psql -c "checkpoint"
-	rq1=$(awk '{ print $2 }' "/proc/$hck/schedstat")
+	rq1=$(cl_run_delay_ns "$ckpt")
 	sleep 0.3
 	bt_stop
 

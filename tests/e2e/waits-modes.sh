@@ -360,12 +360,11 @@ test_sample() {
 	# B's time runnable but not running, as the kernel counts it
 	# (schedstat's run_delay), over S's sleep: mode=switch counts only
 	# time running as on CPU, mode=sample also time runnable.
-	local b_host b_delay0= b_delay_ms=
-	b_host=$(cl_host_pid "$b_pid" 2>/dev/null) &&
-		b_delay0=$(cut -d' ' -f2 "/proc/$b_host/schedstat" 2>/dev/null) || true
+	local b_delay0 b_delay1 b_delay_ms=
+	b_delay0=$(cl_run_delay_ns "$b_pid" 2>/dev/null) || true
 	wait "$s_bg" || true
-	[[ -n $b_delay0 ]] &&
-		b_delay_ms=$((($(cut -d' ' -f2 "/proc/$b_host/schedstat" 2>/dev/null || echo "$b_delay0") - b_delay0) / 1000000))
+	b_delay1=$(cl_run_delay_ns "$b_pid" 2>/dev/null) || true
+	[[ -n $b_delay0 && -n $b_delay1 ]] && b_delay_ms=$(((b_delay1 - b_delay0) / 1000000))
 	wait "$b_bg" || true
 	sleep 0.2
 	bt_stop "$bt_sample" "$bt_switch"
@@ -375,18 +374,17 @@ test_sample() {
 	wait "$i_bg" || true
 	wait "$w_bg" || true
 
-	local o=$E2E_TMP/sample.out sw=$E2E_TMP/sample-switch.out sampled tol=$((SAMPLE_TOL_MS * nwin))
+	local o=$E2E_TMP/sample.out sw=$E2E_TMP/sample-switch.out sampled missed tol=$((SAMPLE_TOL_MS * nwin))
 	check_empty "$LEG: mode=sample: no bpftrace errors" "$(bt_problems "$o" "$sw")"
 	check_eq "$LEG: mode=sample: slots read in $nwin window(s) of this bpftrace's size" \
 		"$(bt_map "$o" sample_windows)" "$nwin"
 	sampled=$(bt_map "$o" sample_ticks sampled)
-	echo "$LEG: mode=sample: $sampled ticks sampled, $(bt_map "$o" sample_ticks missed) missed, $(bt_map "$o" slots_unread) slot reads failed"
+	missed=$(bt_map "$o" sample_ticks missed)
+	echo "$LEG: mode=sample: $sampled ticks sampled, $missed missed, $(bt_map "$o" slots_unread) slot reads failed"
 	# Fewer by the ticks it reports missed (no process of the cluster on
 	# a CPU at any firing of the tick: B preempted by other work), never
 	# more.
-	local missed short
-	missed=$(bt_map "$o" sample_ticks missed)
-	short=$((${missed:-0} * 50))
+	local short=$((${missed:-0} * 50))
 	check_between "$LEG: mode=sample: S's ms in Timeout:PgSleep, from samples (less $short ms missed)" \
 		"$(ms_in "$o" wait_us_by_pid "$s_pid" Timeout:PgSleep)" $((2000 - short)) 2000 "$tol"
 	check_between "$LEG: mode=sample: B's ms on CPU, from samples (less $short ms missed)" \

@@ -62,6 +62,9 @@
 #   cl_host_pid PID          our PID for the cluster's process that the
 #                            server calls PID (pg_stat_activity.pid): the
 #                            same number, except in a container.
+#   cl_run_delay_ns PID      the kernel's run-queue wait so far (ns,
+#                            schedstat's run_delay) of the cluster's process
+#                            PID: its time runnable but not running.
 #   cl_psql ARGS...          psql -X -q -At -v ON_ERROR_STOP=1 as postgres on
 #                            the current cluster, db postgres. It runs in
 #                            CL_DIR (postgres cannot enter root's cwd), so
@@ -417,6 +420,12 @@ cl_host_pid() {
 		return 0
 	fi
 	pgbt_host_pid "$CL_PID" "$nspid"
+}
+
+cl_run_delay_ns() {
+	local host
+	host=$(cl_host_pid "${1:?usage: cl_run_delay_ns PID}") || return 1
+	awk '{ print $2 }' "/proc/$host/schedstat"
 }
 
 # Our PID for the process of postmaster PM (PM or a child) that is NSPID in
